@@ -1,0 +1,1 @@
+"""Command-line entry points; each module has `main(argv=None)` and `--help`."""

@@ -1,0 +1,1 @@
+"""Code shared by every recipe: Kaldi data dirs, audio, features, synthesis, jobs."""
