@@ -1,0 +1,82 @@
+"""Frame-level features (librosa) and kaldiio ark/scp shards to store them."""
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Iterator
+
+import numpy as np
+
+from .datadir import atomic_open
+
+
+@dataclass
+class FeatConfig:
+    kind: str = "logmel"  # logmel | mfcc | stft
+    sample_rate: int = 16000
+    win_ms: float = 25.0
+    hop_ms: float = 10.0
+    n_fft: int = 0  # 0: next power of two >= window
+    n_mels: int = 80
+    n_mfcc: int = 13
+    fmin: float = 0.0
+    fmax: float = 0.0  # 0: Nyquist
+
+    @property
+    def win_length(self) -> int:
+        return int(round(self.win_ms * self.sample_rate / 1000))
+
+    @property
+    def hop_length(self) -> int:
+        return int(round(self.hop_ms * self.sample_rate / 1000))
+
+    @property
+    def fft_size(self) -> int:
+        return self.n_fft or 1 << (self.win_length - 1).bit_length()
+
+
+def compute(wave: np.ndarray, cfg: FeatConfig) -> np.ndarray:
+    """(frames, dims) float32 features; frames = 1 + len(wave) // hop (centred frames)."""
+    import librosa
+
+    spec = np.abs(
+        librosa.stft(wave, n_fft=cfg.fft_size, hop_length=cfg.hop_length, win_length=cfg.win_length, window="hann")
+    )
+    if cfg.kind == "stft":
+        return spec.T.astype(np.float32)
+    mel = librosa.feature.melspectrogram(
+        S=spec**2, sr=cfg.sample_rate, n_mels=cfg.n_mels, fmin=cfg.fmin, fmax=cfg.fmax or None
+    )
+    logmel = np.log(np.maximum(mel, 1e-10))
+    if cfg.kind == "logmel":
+        return logmel.T.astype(np.float32)
+    if cfg.kind == "mfcc":
+        return librosa.feature.mfcc(S=logmel, n_mfcc=cfg.n_mfcc).T.astype(np.float32)
+    raise ValueError(f"unknown feature kind '{cfg.kind}' (logmel, mfcc, stft)")
+
+
+@contextlib.contextmanager
+def shard_writer(prefix) -> Iterator[Dict[str, np.ndarray]]:
+    """Collect {utt: matrix}; on success write `<prefix>.ark` + `<prefix>.scp` atomically.
+
+    The ark is written under a temp name and renamed, and the scp (which names the final ark path)
+    is written last, so a crash never leaves an scp pointing into a partial ark.
+    """
+    import kaldiio
+
+    prefix = Path(prefix).absolute()
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    items: Dict[str, np.ndarray] = {}
+    yield items
+    ark, tmp_ark = f"{prefix}.ark", f"{prefix}.ark.tmp"
+    with open(tmp_ark, "wb") as f:
+        offsets = {}
+        for utt in sorted(items, key=lambda u: u.encode()):
+            f.write((utt + " ").encode())
+            offsets[utt] = f.tell()
+            kaldiio.save_mat(f, items[utt])
+    os.replace(tmp_ark, ark)
+    with atomic_open(f"{prefix}.scp") as f:
+        f.writelines(f"{utt} {ark}:{off}\n" for utt, off in offsets.items())
