@@ -1,0 +1,18 @@
+"""Speech-research recipe collection: the papers' models (`local_models`) and the shared recipe code.
+
+Install through `make demo` / `make test` (tools/install.sh creates tools/venv with exact pins);
+`pip install -e .` alone does not pull the pinned torch/espnet stack.
+"""
+from setuptools import find_packages, setup
+
+setup(
+    name="speech-recipes",
+    version="0.1.0",
+    description="ESPnet2-style recipes reproducing five speech papers (SALAD, multi-softmax RNN-T, JDI-T, "
+    "Transformer VQ-VAE, statistical/neural SAD)",
+    python_requires=">=3.11,<3.12",
+    packages=find_packages(include=["local_models", "local_models.*"]),
+    package_data={"local_models": ["**/*.txt", "**/*.yaml"]},
+    install_requires=["numpy", "soundfile", "kaldiio", "tqdm", "pyyaml"],
+    extras_require={"test": ["pytest"]},
+)
