@@ -62,7 +62,7 @@ def iter_lines(path: PathLike) -> Iterator[Tuple[int, str]]:
 def read_table(path: PathLike, allow_empty_value: bool = False) -> Dict[str, str]:
     """Read ``<key> <value>`` lines into an ordered dict; errors name file and line."""
     out: Dict[str, str] = {}
-    if not os.path.isfile(path):
+    if not os.path.exists(path):  # exists, not isfile: /dev/stdin and pipes are fine
         raise DataDirError(path, None, "file does not exist")
     for lineno, line in iter_lines(path):
         if not line.strip():
