@@ -220,3 +220,10 @@ def test_parallel_wavegan_imports_with_shim():
 
     models = import_parallel_wavegan_models()
     assert hasattr(models, "ParallelWaveGANGenerator")
+
+
+def test_subset_carries_phone_alignments(tmp_path):
+    d = make_dir(tmp_path)
+    (d / "phones.ctm").write_text("s0-u00 1 0.000 0.100 a\ns1-u00 1 0.000 0.050 b\ns1-u00 1 0.050 0.100 c\n")
+    write_subset(d, tmp_path / "sub", ["s1-u00"])
+    assert (tmp_path / "sub" / "phones.ctm").read_text() == "s1-u00 1 0.000 0.050 b\ns1-u00 1 0.050 0.100 c\n"

@@ -8,6 +8,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set
 from .datadir import (
     UTT_TABLES,
     DataDirError,
+    atomic_open,
     backup_files,
     c_sort_key,
     iter_lines,
@@ -17,6 +18,8 @@ from .datadir import (
 
 # Tables copied verbatim by subset/split when present (keyed by recording, not utterance).
 REC_TABLES = ("wav.scp", "reco2dur", "reco2file_and_channel")
+# Files with several lines per utterance (first field = utterance id), e.g. phone alignments.
+MULTI_LINE_TABLES = ("phones.ctm",)
 
 
 def read_lenient(path: Path, report: List[str]) -> Dict[str, str]:
@@ -129,6 +132,9 @@ def write_subset(src, dst, utts: Sequence[str]) -> None:
         write_table(dst / name, subset)
         if name == "segments":
             segments = subset
+    for name in _present(src, MULTI_LINE_TABLES):
+        with open(src / name, encoding="utf-8") as fin, atomic_open(dst / name) as fout:
+            fout.writelines(line for line in fin if line.split(maxsplit=1)[:1] and line.split(maxsplit=1)[0] in keep)
     if segments is not None:
         recs = {v.split()[0] for v in segments.values()}
         for name in _present(src, REC_TABLES):

@@ -1,0 +1,189 @@
+"""Build an Apollo-11-like SAD mini corpus: long 8 kHz streams of short speech bursts in hard noise.
+
+What makes Fearless Steps hard is reproduced on purpose (DESIGN.md section 4):
+- speech is short (one or two words per burst) and about 30 % of the time;
+- 8 kHz, band-limited to 300-3400 Hz like the radio channel;
+- SNR drifts between 0 and 20 dB inside a stream, and the talker level varies burst to burst;
+- the noise is non-stationary: coloured noise with a drifting level and colour, mains hum,
+  clicks, static bursts, and beeps/tones (Quindar tones and others) that are NOT speech.
+Train / dev / eval use disjoint voices (espeak-ng language x variant pairs).
+
+Output per split: `<wav_dir>/<rec>.wav` and a data dir with wav.scp, utt2spk/spk2utt (recording =
+utterance = speaker), reco2dur, and the reference as `ref.rttm` plus Kaldi-style `ref_segments`.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import List, Tuple
+
+import numpy as np
+from scipy.signal import butter, lfilter, sosfilt
+
+from local_models.common.datadir import atomic_open, write_data_dir
+from local_models.common.synth import VARIANTS, Voice, synthesize
+
+SR = 8000
+SPEECH_RMS = 0.1  # nominal talker level before the per-burst variation
+# Radio-loop words, spoken one or two at a time as in the Apollo loops.
+WORDS = (
+    "houston eagle columbia apollo roger copy affirmative negative go stand by over out say again "
+    "loud and clear read you five by two three four six seven eight niner zero hundred thousand "
+    "flight capcom guidance control network retro fido eecom telcom surgeon booster procedures "
+    "engine pressure oxygen fuel cabin hatch antenna signal lock acquisition loss gimbal thrust "
+    "attitude pitch roll yaw altitude velocity range rate radar landing descent ascent orbit "
+    "undock separation burn ignition shutdown nominal good looking green red check verify "
+    "confirm standing tranquility base contact light stay no bravo charlie delta echo fox "
+    "minutes seconds mark time battery voltage current tank valve open closed switch circuit "
+    "breaker panel display keyboard program alarm okay thanks understand wilco go ahead"
+).split()
+
+
+def split_voices(seed: int) -> dict:
+    """Disjoint speaker sets: every (language, variant) voice belongs to exactly one split."""
+    pool = [(lang, v) for lang in ("en-us", "en-gb") for v in VARIANTS]
+    order = np.random.default_rng(seed).permutation(len(pool))
+    pool = [pool[i] for i in order]
+    return {"train": pool[:12], "dev": pool[12:18], "eval": pool[18:]}
+
+
+def make_voice(lang_variant: Tuple[str, str], rng: np.random.Generator) -> Voice:
+    lang, variant = lang_variant
+    return Voice(lang, variant, rate=int(rng.integers(150, 230)), pitch=int(rng.integers(25, 75)),
+                 pitch_range=int(rng.integers(30, 90)))
+
+
+def speech_burst(rng: np.random.Generator, voices: List[Tuple[str, str]]) -> np.ndarray:
+    """One or two words, trimmed to the first..last non-silence phone (= the labelled region)."""
+    text = " ".join(rng.choice(WORDS, size=int(rng.integers(1, 3))))
+    utt = synthesize(text, make_voice(voices[int(rng.integers(len(voices)))], rng), sample_rate=SR)
+    spoken = [(s, e) for label, s, e in utt.phones if label != "sil"]
+    wave = utt.wave[spoken[0][0]: spoken[-1][1]].astype(np.float32)
+    return wave / (np.sqrt(np.mean(wave**2)) + 1e-9)
+
+
+def smooth_walk(rng, n: int, step_s: float, lo: float, hi: float, sigma: float) -> np.ndarray:
+    """A bounded random walk sampled every `step_s`, linearly interpolated to n samples."""
+    steps = int(n / (step_s * SR)) + 2
+    x = np.empty(steps)
+    x[0] = rng.uniform(lo, hi)
+    for i in range(1, steps):
+        x[i] = np.clip(x[i - 1] + rng.normal(0, sigma), lo, hi)
+    return np.interp(np.arange(n), np.arange(steps) * step_s * SR, x)
+
+
+def coloured_noise(rng, n: int) -> np.ndarray:
+    """White noise through a first-order filter whose pole drifts (colour changes over time)."""
+    white = rng.standard_normal(n)
+    out = np.empty(n)
+    block = SR  # the colour changes every second
+    state = np.zeros(1)
+    for start in range(0, n, block):
+        pole = rng.uniform(-0.3, 0.95)
+        out[start:start + block], state = lfilter([1 - abs(pole)], [1, -pole], white[start:start + block], zi=state)
+    return out / (np.std(out) + 1e-9)
+
+
+def events(rng, n: int, rate_per_s: float, min_s: float, max_s: float):
+    """Poisson-placed (start, length) pairs in samples."""
+    count = rng.poisson(rate_per_s * n / SR)
+    for start in np.sort(rng.integers(0, n, size=count)):
+        yield int(start), int(rng.uniform(min_s, max_s) * SR)
+
+
+def add_interference(rng, noise_level: np.ndarray) -> np.ndarray:
+    """Hum, clicks, static bursts and tones; levels relative to talker and noise."""
+    n = len(noise_level)
+    t = np.arange(n) / SR
+    x = np.zeros(n)
+    mains = rng.choice([50.0, 60.0])  # harmonics inside the 300-3400 Hz band survive the channel
+    hum = sum(np.sin(2 * np.pi * mains * k * t + rng.uniform(0, 2 * np.pi)) / k for k in range(5, 14))
+    x += hum * noise_level * rng.uniform(0.5, 2.0) * (smooth_walk(rng, n, 5.0, 0, 1, 0.4) > 0.3)
+    for start, length in events(rng, n, 0.4, 0.002, 0.006):  # clicks
+        seg = slice(start, min(n, start + length))
+        decay = np.exp(-np.arange(seg.stop - seg.start) / (0.001 * SR))
+        x[seg] += rng.choice([-1, 1]) * SPEECH_RMS * rng.uniform(1, 5) * decay
+    for start, length in events(rng, n, 1 / 20, 0.1, 1.0):  # static bursts
+        seg = slice(start, min(n, start + length))
+        x[seg] += rng.standard_normal(seg.stop - seg.start) * SPEECH_RMS * rng.uniform(0.3, 1.5)
+    for start, length in events(rng, n, 1 / 12, 0.1, 0.6):  # beeps: Quindar 2525/2475 Hz or others
+        seg = slice(start, min(n, start + length))
+        f = rng.choice([2525.0, 2475.0, rng.uniform(400, 3000)])
+        ramp = np.minimum(1, np.minimum(np.arange(seg.stop - seg.start), np.arange(seg.stop - seg.start)[::-1]) / 40)
+        x[seg] += np.sin(2 * np.pi * f * t[seg]) * ramp * SPEECH_RMS * rng.uniform(0.3, 1.2)
+    return x
+
+
+def build_stream(rng, voices, seconds: float, speech_ratio: float = 0.3):
+    """Return (wave float32 in [-1, 1], [(start_s, end_s), ...] reference speech)."""
+    n = int(seconds * SR)
+    speech = np.zeros(n)
+    regions: List[Tuple[int, int]] = []
+    pos = int(rng.uniform(0.5, 3.0) * SR)
+    spoken = 0
+    while True:
+        burst = speech_burst(rng, voices)
+        if pos + len(burst) > n:
+            break
+        speech[pos: pos + len(burst)] = burst * SPEECH_RMS * 10 ** (rng.uniform(-10, 4) / 20)
+        regions.append((pos, pos + len(burst)))
+        spoken += len(burst)
+        # Gaps keep the running speech share near `speech_ratio`; at least 0.3 s between bursts.
+        mean_gap = spoken / len(regions) * (1 - speech_ratio) / speech_ratio
+        pos += len(burst) + int(SR * 0.3 + rng.exponential(max(mean_gap - SR * 0.3, SR * 0.1)))
+    snr_db = smooth_walk(rng, n, 2.0, 0.0, 20.0, 2.5)
+    noise_level = SPEECH_RMS * 10 ** (-snr_db / 20)
+    noise = coloured_noise(rng, n) * noise_level + add_interference(rng, noise_level)
+    sos = butter(6, [300, 3400], btype="bandpass", fs=SR, output="sos")
+    mix = sosfilt(sos, speech + noise)
+    mix *= 0.9 / max(np.max(np.abs(mix)), 1e-9)
+    return mix.astype(np.float32), [(s / SR, e / SR) for s, e in regions]
+
+
+def write_split(name: str, n_streams: int, stream_s: float, voices, seed: int, wav_dir: Path, data_dir: Path):
+    import io
+
+    import soundfile
+
+    wav_scp, utt2spk, reco2dur, rttm, ref_segments = {}, {}, {}, [], {}
+    for i in range(n_streams):
+        rec = f"{name}_{i:03d}"
+        rng = np.random.default_rng([seed, {"train": 0, "dev": 1, "eval": 2}[name], i])
+        wave, regions = build_stream(rng, voices, stream_s)
+        path = (wav_dir / f"{rec}.wav").resolve()
+        buf = io.BytesIO()
+        soundfile.write(buf, wave, SR, subtype="PCM_16", format="WAV")
+        with atomic_open(path, "wb") as f:
+            f.write(buf.getvalue())
+        wav_scp[rec], utt2spk[rec], reco2dur[rec] = str(path), rec, f"{len(wave) / SR:.3f}"
+        for start, end in regions:
+            rttm.append(f"SPEAKER {rec} 1 {start:.3f} {end - start:.3f} <NA> <NA> speech <NA> <NA>\n")
+            ref_segments[f"{rec}-{round(start * 100):07d}-{round(end * 100):07d}"] = f"{rec} {start:.3f} {end:.3f}"
+    write_data_dir(data_dir, wav_scp, utt2spk, extra={"reco2dur": reco2dur, "ref_segments": ref_segments})
+    with atomic_open(data_dir / "ref.rttm") as f:
+        f.writelines(rttm)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="make_mini_corpus", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--train-min", type=float, default=30.0, help="minutes of training streams")
+    p.add_argument("--dev-min", type=float, default=10.0)
+    p.add_argument("--eval-min", type=float, default=10.0)
+    p.add_argument("--stream-min", type=float, default=5.0, help="length of one stream (real ones: 30)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("wav_dir")
+    p.add_argument("data_root", help="writes <data_root>/{train,dev,eval}")
+    args = p.parse_args(argv)
+    voices = split_voices(args.seed)
+    for name, minutes in (("train", args.train_min), ("dev", args.dev_min), ("eval", args.eval_min)):
+        n_streams = max(1, round(minutes / args.stream_min))
+        stream_s = minutes * 60 / n_streams
+        print(f"make_mini_corpus: {name}: {n_streams} streams x {stream_s:.0f} s, voices "
+              + " ".join(f"{l}+{v}" for l, v in voices[name]), file=sys.stderr)
+        write_split(name, n_streams, stream_s, voices[name], args.seed, Path(args.wav_dir), Path(args.data_root) / name)
+
+
+if __name__ == "__main__":
+    main()
