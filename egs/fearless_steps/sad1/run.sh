@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Fearless Steps SAD (paper 004, Heitkaemper et al.): statistical and neural speech activity detection.
+# Stages: 1 data (FS02 via db.sh, else the Apollo-like espeak-ng mini corpus)
+#         2 features (STFT magnitude: FFT 512, 50 ms window, 10 ms shift -> dump/, for the neural systems)
+#         3 decode (frame scores of every system on dev + test sets, with real-time factors)
+#         4 segments (threshold tuned on dev; detected speech as segments + hyp.rttm for every set)
+#         5 score (DCF / P / R / F1 with and without collar -> exp/results.json, RESULTS.md, plots)
+# Any data dir with a wav.scp can be decoded: ./run.sh --stage 3 --test-sets "my_set" (data/my_set).
+set -euo pipefail
+cd "$(dirname "$0")"
+. ./path.sh
+. ./cmd.sh
+
+stage=1
+stop_stage=5
+nj=2
+train_set=train
+dev_set=dev
+test_sets="dev eval"
+systems="energy webrtcvad silero_vad stat_sad"
+train_min=30        # mini corpus size (minutes of audio per split)
+dev_min=10
+eval_min=10
+seed=0
+. parse_options.sh
+
+corpus=mini
+[ -n "$(. ./db.sh; echo "${FEARLESS_STEPS}")" ] && corpus=fs02
+all_sets=$(echo "${dev_set} ${test_sets}" | tr ' ' '\n' | awk 'NF && !seen[$0]++' | tr '\n' ' ')
+
+if stage_enabled 1; then
+    log "Stage 1: data -> data/{${train_set},${dev_set},eval} (corpus: ${corpus})"
+    local/data.sh --train-min "${train_min}" --dev-min "${dev_min}" --eval-min "${eval_min}" --seed "${seed}"
+    for x in ${train_set} ${dev_set} eval; do
+        [ -d "data/${x}" ] && validate_data_dir --no-text "data/${x}"
+    done
+fi
+
+if stage_enabled 2; then
+    log "Stage 2: STFT magnitude features -> dump/<set>/feats.*.{ark,scp}"
+    for x in ${train_set} ${all_sets}; do
+        require "data/${x}/wav.scp" "stage 1 (data)"
+        validate_data_dir --no-text "data/${x}"
+        n=$(wc -l < "data/${x}/wav.scp"); j=$(( n < nj ? n : nj ))
+        split_data "data/${x}" "${j}"
+        ${decode_cmd} JOB=1:"${j}" "dump/${x}/log/feats.JOB.log" \
+            extract_feats --kind stft --sample-rate 8000 --win-ms 50 --hop-ms 10 --n-fft 512 \
+                "data/${x}/split${j}/JOB" "dump/${x}/feats.JOB"
+        cat "dump/${x}"/feats.*.scp | sort > "dump/${x}/feats.scp.tmp" && mv "dump/${x}/feats.scp.tmp" "dump/${x}/feats.scp"
+    done
+fi
+
+if stage_enabled 3; then
+    log "Stage 3: decode ${systems} on ${all_sets}-> exp/<system>/decode_<set>/scores.{ark,scp}, rtf.json"
+    for x in ${all_sets}; do
+        require "data/${x}/wav.scp" "stage 1 (data) or your own data dir with a wav.scp"
+        validate_data_dir --no-text "data/${x}"
+        for s in ${systems}; do
+            # one job per system and set: RTFs are measured on one thread, one process at a time
+            run_logged "exp/${s}/decode_${x}" \
+                ${decode_cmd} --max-jobs-run 1 "exp/${s}/decode_${x}/log/decode.log" \
+                sad_decode --system "${s}" "data/${x}" "exp/${s}/decode_${x}"
+        done
+    done
+fi
+
+if stage_enabled 4; then
+    log "Stage 4: thresholds tuned on ${dev_set} -> exp/<system>/threshold; segments + hyp.rttm per set"
+    for s in ${systems}; do
+        dirs=""
+        for x in ${all_sets}; do
+            require "exp/${s}/decode_${x}/scores.scp" "stage 3 (decode)"
+            dirs+=" exp/${s}/decode_${x}"
+        done
+        tune=""
+        if [ -f "data/${dev_set}/ref.rttm" ] || [ -f "data/${dev_set}/ref_segments" ]; then
+            tune="--tune exp/${s}/decode_${dev_set} data/${dev_set}"
+        elif [ ! -f "exp/${s}/threshold" ]; then
+            log "no reference for ${dev_set}: ${s} uses its default threshold"
+        fi
+        sad_segments --system "${s}" --threshold-file "exp/${s}/threshold" ${tune} ${dirs}
+    done
+fi
+
+if stage_enabled 5; then
+    log "Stage 5: scoring -> exp/results.json, RESULTS.md, exp/images/"
+    scored=""
+    for x in ${all_sets}; do
+        if [ -f "data/${x}/ref.rttm" ] || [ -f "data/${x}/ref_segments" ]; then scored+=" ${x}"; fi
+    done
+    if [ -z "${scored}" ]; then
+        log "no reference in ${all_sets}: detected speech is in exp/<system>/decode_<set>/{segments,hyp.rttm}"
+    else
+        for s in ${systems}; do for x in ${scored}; do require "exp/${s}/decode_${x}/hyp.rttm" "stage 4 (segments)"; done; done
+        SAD_CORPUS=${corpus} run_logged exp/score \
+            python -m local_models.bin.sad_score --systems ${systems} --sets ${scored} --dev "${dev_set}" --eval eval
+    fi
+fi
+log "Done (stages ${stage}-${stop_stage})"

@@ -1,0 +1,176 @@
+"""Score SAD systems against the reference and write exp/results.json, RESULTS.md and the plots."""
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from local_models.common.datadir import DataDirError, atomic_open
+from local_models.common.results import update_results
+from local_models.sad.decisions import PRIMARY_COLLAR, load_durations
+from local_models.sad.labels import load_reference, read_rttm
+from local_models.sad.metrics import score
+
+# Paper Table 2 (%, dev F1/P/R/DCF, eval DCF) and Table 3 (RTF), keyed by our system names.
+PAPER_TABLE2 = {
+    "stat_sad": ("Stat. SAD", 94.32, 90.94, 97.97, 2.98, 4.60),
+    "cnn_hmm": ("CNN + HMM", 97.91, 96.83, 99.02, 1.42, 2.45),
+    "rnn_hmm": ("RNN + HMM", 97.84, 96.85, 98.85, 1.54, 2.17),
+    "seg_rnn": ("Seg. RNN", 98.62, 97.42, 99.85, 0.81, 1.19),
+    "majority_vote": ("Majority vote", None, None, None, None, 1.07),
+    "energy": ("Baseline (challenge GMM; ours: energy threshold)", None, None, None, 12.50, 13.60),
+    "webrtcvad": ("webrtcvad (not in paper)", None, None, None, None, None),
+    "silero_vad": ("silero-vad (not in paper)", None, None, None, None, None),
+}
+PAPER_RTF = {"stat_sad": 0.00472, "cnn_hmm": 0.0119, "seg_rnn": 0.0445}
+
+
+def pct(x):
+    return "–" if x is None else f"{100 * x:.2f}"
+
+
+def paper(x):
+    return "–" if x is None else f"{x:.2f}"
+
+
+def score_system(exp: Path, system: str, sets, data: Path):
+    out = {}
+    for s in sets:
+        dec = exp / system / f"decode_{s}"
+        ref = load_reference(data / s)
+        if not ref or not (dec / "hyp.rttm").is_file():
+            continue
+        hyp, durs = read_rttm(dec / "hyp.rttm"), load_durations(dec)
+        with_collar = score(ref, hyp, durs, PRIMARY_COLLAR)
+        no_collar = score(ref, hyp, durs, 0.0)
+        r = with_collar["pooled"]
+        out[s] = {"dcf": r["dcf"], "f1": r["f1"], "precision": r["precision"], "recall": r["recall"],
+                  "p_miss": r["p_miss"], "p_fa": r["p_fa"], "dcf_per_file": with_collar["per_file"]["dcf"],
+                  "dcf_no_collar": no_collar["pooled"]["dcf"], "f1_no_collar": no_collar["pooled"]["f1"]}
+    rtf_files = [exp / system / f"decode_{s}" / "rtf.json" for s in sets]
+    rtfs = [json.loads(f.read_text()) for f in rtf_files if f.is_file()]
+    if rtfs:
+        out["rtf"] = sum(r["proc_s"] for r in rtfs) / sum(r["audio_s"] for r in rtfs)
+        out["threads"] = rtfs[0]["threads"]
+    th = exp / system / "threshold"
+    if th.is_file():
+        out["threshold"] = float(th.read_text())
+    return out
+
+
+def plot_sweeps(exp: Path, systems, path: Path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    drawn = 0
+    for ax, name in zip(axes, ("energy", "silero_vad", "webrtcvad")):
+        f = exp / name / "threshold.sweep.json"
+        if name not in systems or not f.is_file():
+            ax.set_visible(False)
+            continue
+        rows = json.loads(f.read_text())["rows"]
+        ax.plot([r["threshold"] for r in rows], [100 * r["dcf"] for r in rows], marker="o", ms=3)
+        ax.set_xlabel({"energy": "threshold (dB above floor)", "silero_vad": "threshold (speech prob.)",
+                       "webrtcvad": "aggressiveness mode"}[name])
+        ax.set_ylabel("DCF (%)")
+        ax.set_title(f"{name}: dev DCF vs threshold")
+        ax.grid(alpha=0.3)
+        drawn += 1
+    fig.tight_layout()
+    if drawn:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return drawn > 0
+
+
+def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str, plot_ok: bool):
+    systems = results["systems"]
+    lines = [
+        "# Fearless Steps SAD (paper 004): results",
+        "",
+        f"Corpus: **{corpus}**" + (" (the espeak-ng Apollo-like mini corpus: NOT comparable with the paper's FS02 "
+                                   "numbers; the paper's numbers stand beside ours for shape only)" if corpus == "mini" else "")
+        + f". Commit {results.get('commit')}, {results.get('hardware')}.",
+        "",
+        "Metrics (paper eq. 2-4, NIST OpenSAD convention as in the FS02 scorer): time scored on a 1 ms grid;",
+        f"DCF = 0.75 P_miss + 0.25 P_fa; P, R, F1 over speech time. Collar {PRIMARY_COLLAR} s: reference non-speech within",
+        f"{PRIMARY_COLLAR} s of a reference speech boundary is not scored (speech always is). Pooled over all files",
+        "(times summed) unless marked per-file. Every system's threshold was tuned on dev (lowest pooled DCF) and",
+        "applied unchanged to eval. All values in %.",
+        "",
+        f"## Table 2 shape: {dev} F1 / P / R / DCF and {evl} DCF (ours | paper)",
+        "",
+        f"| system | {dev} F1 | P | R | DCF | DCF no collar | DCF per-file | {evl} DCF | threshold | paper F1 | P | R | DCF | eval DCF |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, (label, pf1, pp, pr, pdcf, pedcf) in PAPER_TABLE2.items():
+        m = systems.get(name)
+        if m is None:
+            ours = "not implemented yet | – | – | – | – | – | – | –"
+        else:
+            d, e = m.get(dev, {}), m.get(evl, {})
+            ours = (f"{pct(d.get('f1'))} | {pct(d.get('precision'))} | {pct(d.get('recall'))} | {pct(d.get('dcf'))} | "
+                    f"{pct(d.get('dcf_no_collar'))} | {pct(d.get('dcf_per_file'))} | {pct(e.get('dcf'))} | {m.get('threshold', '–')}")
+        lines.append(f"| {label} | {ours} | {paper(pf1)} | {paper(pp)} | {paper(pr)} | {paper(pdcf)} | {paper(pedcf)} |")
+    threads = {m.get("threads") for m in systems.values() if "threads" in m}
+    lines += [
+        "",
+        f"## Table 3 shape: real-time factor (processing s / audio s, {'/'.join(str(t) for t in threads) or '?'} "
+        f"thread(s), this machine's CPU, over {dev}+{evl})",
+        "",
+        "| system | RTF (ours) | RTF (paper, Xeon E3-1240 v6) |",
+        "|---|---|---|",
+    ]
+    for name in PAPER_TABLE2:
+        if name in systems and "rtf" in systems[name] or name in PAPER_RTF:
+            ours = f"{systems[name]['rtf']:.5f}" if "rtf" in systems.get(name, {}) else "not implemented yet"
+            lines.append(f"| {PAPER_TABLE2[name][0]} | {ours} | {PAPER_RTF.get(name, '–')} |")
+    lines += ["", "## Figures", ""]
+    if plot_ok:
+        lines.append("![DCF vs threshold](exp/images/dcf_vs_threshold.png)  \n"
+                     "Dev DCF against each detector's threshold (paper Fig. 6 shape; the neural systems join it when trained).")
+    lines += [
+        "",
+        "## Not done yet",
+        "",
+        "- The neural systems (CNN+HMM, RNN+HMM, their median-filter variants, the segment RNN with its (L, S) grid",
+        "  of paper Fig. 7, and the majority vote) are not implemented yet: their rows carry the paper's numbers only.",
+    ]
+    with atomic_open(path) as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="sad_score", description=__doc__)
+    p.add_argument("--systems", nargs="+", required=True)
+    p.add_argument("--sets", nargs="+", required=True, help="sets to score (those with a reference)")
+    p.add_argument("--dev", default="dev", help="set the tables call dev")
+    p.add_argument("--eval", default="eval", help="set the tables call eval")
+    p.add_argument("--corpus", default=os.environ.get("SAD_CORPUS", "mini"))
+    p.add_argument("--exp", default="exp")
+    p.add_argument("--data", default="data")
+    p.add_argument("--results-md", default="RESULTS.md")
+    args = p.parse_args(argv)
+    exp = Path(args.exp)
+    try:
+        scored = {s: score_system(exp, s, args.sets, Path(args.data)) for s in args.systems}
+    except (DataDirError, OSError) as e:
+        print(f"sad_score: {e}", file=sys.stderr)
+        return 1
+    results = update_results(exp / "results.json", "fearless_steps/sad1", args.corpus, scored)
+    plot_ok = plot_sweeps(exp, args.systems, exp / "images" / "dcf_vs_threshold.png")
+    write_results_md(Path(args.results_md), results, args.corpus, args.dev, args.eval, plot_ok)
+    for s, m in scored.items():
+        for subset in args.sets:
+            if subset in m:
+                print(f"sad_score: {s:12s} {subset:6s} DCF {100 * m[subset]['dcf']:6.2f} %  F1 {100 * m[subset]['f1']:6.2f} %",
+                      file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

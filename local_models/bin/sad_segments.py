@@ -1,0 +1,56 @@
+"""Tune a SAD system's threshold on a reference set and/or write detected speech (segments, RTTM)."""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from local_models.common.datadir import DataDirError, atomic_open
+from local_models.sad.decisions import PRIMARY_COLLAR, best_threshold, detect, load_durations, load_scores, sweep
+from local_models.sad.detectors import DETECTORS, get_detector
+from local_models.sad.labels import load_reference, write_rttm, write_segments
+
+
+def get_parser():
+    p = argparse.ArgumentParser(
+        prog="sad_segments",
+        description="With --tune DATA_DIR: sweep the system's thresholds against DATA_DIR's reference (ref.rttm "
+        f"or ref_segments), pick the lowest pooled DCF (collar {PRIMARY_COLLAR} s), write it to --threshold-file "
+        "and the sweep to <threshold-file>.sweep.json. Then, for every DECODE_DIR (made by sad_decode), write "
+        "DECODE_DIR/segments and DECODE_DIR/hyp.rttm using the threshold in --threshold-file (or the system default).",
+    )
+    p.add_argument("--system", required=True, choices=sorted(DETECTORS))
+    p.add_argument("--threshold-file", required=True, help="read (and with --tune, written)")
+    p.add_argument("--tune", nargs=2, metavar=("DECODE_DIR", "DATA_DIR"), help="tune on this decoded reference set")
+    p.add_argument("decode_dirs", nargs="*")
+    return p
+
+
+def main(argv=None):
+    args = get_parser().parse_args(argv)
+    detector = get_detector(args.system)
+    th_file = Path(args.threshold_file)
+    try:
+        if args.tune:
+            decode_dir, data_dir = args.tune
+            ref = load_reference(data_dir)
+            if not ref:
+                raise DataDirError(data_dir, None, "no reference (ref.rttm or ref_segments) to tune on")
+            rows = sweep(detector, load_scores(decode_dir), load_durations(decode_dir), ref, detector.sweep)
+            with atomic_open(f"{th_file}.sweep.json") as f:
+                json.dump({"system": args.system, "collar": PRIMARY_COLLAR, "rows": rows}, f, indent=1)
+            with atomic_open(th_file) as f:
+                f.write(f"{best_threshold(rows)}\n")
+        threshold = float(th_file.read_text()) if th_file.is_file() else detector.threshold
+        for d in args.decode_dirs:
+            speech = detect(detector, load_scores(d), threshold)
+            write_segments(Path(d) / "segments", speech)
+            write_rttm(Path(d) / "hyp.rttm", speech)
+    except (DataDirError, OSError, ValueError) as e:
+        print(f"sad_segments: {e}", file=sys.stderr)
+        return 1
+    print(f"sad_segments: {args.system}: threshold {threshold} -> {len(args.decode_dirs)} decode dir(s)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
