@@ -29,10 +29,10 @@ def test_demo_runs_recipes_and_reports_failures(tmp_path, monkeypatch):
     good, bad = egs / "a" / "x1", egs / "b" / "y1"
     for d in (good, bad):
         d.mkdir(parents=True)
-    (good / "run.sh").write_text('mkdir -p exp; echo \'{"systems": {"sys1": {"dev": {"f1": 0.5}, "rtf": 0.25}}}\' > exp/results.json\n')
+    (good / "run.sh").write_text('mkdir -p exp; echo \'{"systems": {"sys1": {"dev": {"f1": 0.5}, "eval": {"dcf": 0.1, "dcf_no_collar": 0.2}, "rtf": 0.25}}}\' > exp/results.json\n')
     (bad / "run.sh").write_text("exit 3\n")
     summary = tmp_path / "s.md"
     assert run_demo.main(["--egs", str(egs), "--summary", str(summary)]) == 1
     text = summary.read_text()
-    assert "| a/x1 | ok |" in text and "dev.f1=0.5, rtf=0.25" in text
+    assert "| a/x1 | ok |" in text and "| sys1 | eval.dcf=0.1, rtf=0.25 |" in text
     assert "| b/y1 | FAILED (exit 3) |" in text

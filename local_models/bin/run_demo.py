@@ -25,6 +25,20 @@ def flatten(metrics, prefix=""):
     return out
 
 
+# Shown in the summary: the papers' headline metrics on the held-out set (all metrics stay in results.json).
+HEADLINE = ("dcf", "f1", "wer", "cer", "lid_acc", "mcd", "f0_rmse", "abx", "bitrate", "rtf")
+HELD_OUT = ("eval", "test")
+
+
+def headline(flat):
+    keep = {}
+    for key, value in flat.items():
+        parts = key.split(".")
+        if parts[-1] in HEADLINE and (len(parts) == 1 or parts[0] in HELD_OUT):
+            keep[key] = value
+    return keep or flat
+
+
 def summary_rows(recipe: Path, status: str, seconds: float):
     name = recipe.relative_to(ROOT / "egs").as_posix()
     results = recipe / "exp" / "results.json"
@@ -33,7 +47,7 @@ def summary_rows(recipe: Path, status: str, seconds: float):
     systems = json.loads(results.read_text()).get("systems", {})
     rows = []
     for system, metrics in systems.items():
-        flat = ", ".join(f"{k}={v:.4g}" for k, v in flatten(metrics).items())
+        flat = ", ".join(f"{k}={v:.4g}" for k, v in headline(flatten(metrics)).items())
         rows.append(f"| {name} | ok | {seconds:.0f} | {system} | {flat} |")
     return rows or [f"| {name} | ok (no systems in results.json) | {seconds:.0f} | - | - |"]
 

@@ -93,7 +93,7 @@ class SileroDetector(Detector):
 
     threshold: float = 0.5
     name = "silero_vad"
-    sweep: List[float] = field(default_factory=lambda: [0.005, 0.01, 0.02, 0.03, 0.04] + [round(x, 2) for x in np.arange(0.05, 0.96, 0.05)])
+    sweep: List[float] = field(default_factory=lambda: [0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.04] + [round(x, 2) for x in np.arange(0.05, 0.96, 0.05)])
     _model: object = field(default=None, repr=False)
 
     def scores(self, wave, sr):
