@@ -27,20 +27,25 @@ def run(recipe, *args):
 def recipe(tmp_path_factory):
     dst = tmp_path_factory.mktemp("sad") / "sad1"
     shutil.copytree(RECIPE, dst, ignore=shutil.ignore_patterns("data", "dump", "exp", "downloads", "RESULTS.md"))
-    run(dst, "--train-min", "1", "--dev-min", "1", "--eval-min", "1")
+    run(dst, "--train-min", "1", "--dev-min", "1", "--eval-min", "1", "--train-config-suffix", "_smoke")
     return dst
 
 
 def test_full_run_writes_results(recipe):
     results = json.loads((recipe / "exp" / "results.json").read_text())
     assert results["corpus"] == "mini" and results["recipe"] == "fearless_steps/sad1"
-    for system in ("energy", "webrtcvad", "silero_vad", "stat_sad"):
+    for system in ("energy", "webrtcvad", "silero_vad", "stat_sad",
+                   "cnn_hmm", "cnn_median", "rnn_hmm", "rnn_median", "seg_rnn", "majority_vote"):
         m = results["systems"][system]
         for subset in ("dev", "eval"):
             assert 0.0 <= m[subset]["dcf"] <= 0.75 and 0.0 <= m[subset]["f1"] <= 1.0
         assert m["rtf"] > 0 and m["threads"] == 1
     md = (recipe / "RESULTS.md").read_text()
-    assert "| Stat. SAD | " in md and "not implemented yet" in md and "Collar 0.5 s" in md
+    assert "| Stat. SAD | " in md and "| Seg. RNN | " in md and "not run here" not in md and "Collar 0.5 s" in md
+    for model in ("cnn1d", "rnn", "seg_rnn"):
+        assert (recipe / "exp" / model / "valid.loss.best.pth").exists()
+        assert "sad_train" in (recipe / "exp" / model / "run.sh").read_text()
+    assert (recipe / "dump" / "train" / "chunks" / "feats_shape").is_file()
     assert (recipe / "exp" / "images" / "dcf_vs_threshold.png").stat().st_size > 10000
     assert (recipe / "dump" / "train" / "feats.scp").is_file()
     for subset in ("dev", "eval"):
@@ -51,7 +56,7 @@ def test_full_run_writes_results(recipe):
 
 def test_rescoring_is_idempotent(recipe):
     before = {p: (recipe / p).read_bytes() for p in ("exp/results.json", "RESULTS.md", "exp/stat_sad/decode_eval/hyp.rttm")}
-    run(recipe, "--stage", "4", "--stop-stage", "5")
+    run(recipe, "--stage", "6", "--stop-stage", "7", "--train-config-suffix", "_smoke")
     assert before == {p: (recipe / p).read_bytes() for p in before}
 
 
@@ -65,7 +70,7 @@ def test_decode_unseen_data_dir_without_reference(recipe):
     (recipe / "data" / "new" / "wav.scp").write_text(f"other-rec {path}\n")
     (recipe / "data" / "new" / "utt2spk").write_text("other-rec other-rec\n")
     (recipe / "data" / "new" / "spk2utt").write_text("other-rec other-rec\n")
-    run(recipe, "--stage", "3", "--test-sets", "new", "--systems", "energy stat_sad")
+    run(recipe, "--stage", "5", "--test-sets", "new", "--systems", "energy stat_sad")
     for system in ("energy", "stat_sad"):
         d = recipe / "exp" / system / "decode_new"
         assert (d / "hyp.rttm").read_text().startswith("SPEAKER other-rec 1 ")

@@ -113,12 +113,14 @@ class SileroDetector(Detector):
 
 
 def _classes() -> Dict[str, Type[Detector]]:
-    from .statistical import StatisticalSAD  # imports this module: resolved lazily
+    from .neural import NEURAL  # these import this module: resolved lazily
+    from .statistical import StatisticalSAD
 
-    return {d.name: d for d in (EnergyDetector, WebrtcDetector, SileroDetector, StatisticalSAD)}
+    return {d.name: d for d in (EnergyDetector, WebrtcDetector, SileroDetector, StatisticalSAD, *NEURAL)}
 
 
-DETECTORS = ("energy", "webrtcvad", "silero_vad", "stat_sad")
+NEURAL_SYSTEMS = ("cnn_hmm", "cnn_median", "rnn_hmm", "rnn_median", "seg_rnn", "majority_vote")
+DETECTORS = ("energy", "webrtcvad", "silero_vad", "stat_sad") + NEURAL_SYSTEMS
 
 
 def get_detector(name: str, **kwargs) -> Detector:

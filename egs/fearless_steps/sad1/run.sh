@@ -2,22 +2,28 @@
 # Fearless Steps SAD (paper 004, Heitkaemper et al.): statistical and neural speech activity detection.
 # Stages: 1 data (FS02 via db.sh, else the Apollo-like espeak-ng mini corpus)
 #         2 features (STFT magnitude: FFT 512, 50 ms window, 10 ms shift -> dump/, for the neural systems)
-#         3 decode (frame scores of every system on dev + test sets, with real-time factors)
-#         4 segments (threshold tuned on dev; detected speech as segments + hyp.rttm for every set)
-#         5 score (DCF / P / R / F1 with and without collar -> exp/results.json, RESULTS.md, plots)
-# Any data dir with a wav.scp can be decoded: ./run.sh --stage 3 --test-sets "my_set" (data/my_set).
+#         3 chunks (random 4 s training / validation chunks of features + frame labels -> dump/<set>/chunks)
+#         4 train (the neural nets cnn1d / rnn / seg_rnn needed by ${systems}, ESPnet2 trainer -> exp/<model>,
+#           config conf/tuning/train_<model>${train_config_suffix}.yaml; rerunning resumes from the checkpoint)
+#         5 decode (frame scores of every system on dev + test sets, with real-time factors)
+#         6 segments (threshold tuned on dev; detected speech as segments + hyp.rttm for every set;
+#           majority_vote is decoded here, after its members' thresholds are known)
+#         7 score (DCF / P / R / F1 with and without collar -> exp/results.json, RESULTS.md, plots)
+# Any data dir with a wav.scp can be decoded: ./run.sh --stage 5 --test-sets "my_set" (data/my_set).
 set -euo pipefail
 cd "$(dirname "$0")"
 . ./path.sh
 . ./cmd.sh
 
 stage=1
-stop_stage=5
+stop_stage=7
 nj=2
 train_set=train
 dev_set=dev
 test_sets="dev eval"
-systems="energy webrtcvad silero_vad stat_sad"
+systems="energy webrtcvad silero_vad stat_sad cnn_hmm cnn_median rnn_hmm rnn_median seg_rnn majority_vote"
+train_config_suffix=_tiny  # conf/tuning/train_<model>${suffix}.yaml: "" = paper size, _tiny = mini corpus, _smoke = tests
+chunks_per_frame_span=1.5  # training chunks per recording = frames / 400 x this
 train_min=30        # mini corpus size (minutes of audio per split)
 dev_min=10
 eval_min=10
@@ -26,6 +32,17 @@ seed=0
 
 corpus=mini
 [ -n "$(. ./db.sh; echo "${FEARLESS_STEPS}")" ] && corpus=fs02
+# the nets behind the neural systems (majority_vote needs all three)
+models=""
+for s in ${systems}; do
+    case ${s} in
+        cnn_*) models+=" cnn1d" ;;
+        rnn_*) models+=" rnn" ;;
+        seg_rnn) models+=" seg_rnn" ;;
+        majority_vote) models+=" cnn1d rnn seg_rnn" ;;
+    esac
+done
+models=$(echo "${models}" | tr ' ' '\n' | awk 'NF && !seen[$0]++' | tr '\n' ' ')
 all_sets=$(echo "${dev_set} ${test_sets}" | tr ' ' '\n' | awk 'NF && !seen[$0]++' | tr '\n' ' ')
 
 if stage_enabled 1; then
@@ -50,12 +67,42 @@ if stage_enabled 2; then
     done
 fi
 
-if stage_enabled 3; then
-    log "Stage 3: decode ${systems} on ${all_sets}-> exp/<system>/decode_<set>/scores.{ark,scp}, rtf.json"
+if stage_enabled 3 && [ -n "${models}" ]; then
+    log "Stage 3: random 4 s chunks (features + frame labels) -> dump/{${train_set},${dev_set}}/chunks"
+    for x in ${train_set} ${dev_set}; do
+        require "dump/${x}/feats.scp" "stage 2 (features)"
+        span=${chunks_per_frame_span}
+        [ "${x}" = "${dev_set}" ] && span=0.5  # validation loss only: fewer chunks
+        python -m local_models.bin.sad_make_chunks --seed "${seed}" --chunks-per-frame-span "${span}" \
+            "dump/${x}/feats.scp" "data/${x}" "dump/${x}/chunks"
+    done
+fi
+
+if stage_enabled 4 && [ -n "${models}" ]; then
+    log "Stage 4: train ${models}-> exp/<model> (conf/tuning/train_<model>${train_config_suffix}.yaml)"
+    for m in ${models}; do
+        conf=conf/tuning/train_${m}${train_config_suffix}.yaml
+        require "${conf}" "a training config"
+        for x in ${train_set} ${dev_set}; do require "dump/${x}/chunks/feats_shape" "stage 3 (chunks)"; done
+        run_logged "exp/${m}" ${train_cmd} "exp/${m}/train.log" \
+            python -m local_models.bin.sad_train --config "${conf}" --ngpu 0 --seed "${seed}" --resume true \
+                --output_dir "exp/${m}" \
+                --train_data_path_and_name_and_type "dump/${train_set}/chunks/feats.scp,feats,kaldi_ark" \
+                --train_data_path_and_name_and_type "dump/${train_set}/chunks/labels.scp,labels,kaldi_ark" \
+                --valid_data_path_and_name_and_type "dump/${dev_set}/chunks/feats.scp,feats,kaldi_ark" \
+                --valid_data_path_and_name_and_type "dump/${dev_set}/chunks/labels.scp,labels,kaldi_ark" \
+                --train_shape_file "dump/${train_set}/chunks/feats_shape" \
+                --valid_shape_file "dump/${dev_set}/chunks/feats_shape"
+    done
+fi
+
+if stage_enabled 5; then
+    log "Stage 5: decode ${systems} on ${all_sets}-> exp/<system>/decode_<set>/scores.{ark,scp}, rtf.json"
     for x in ${all_sets}; do
         require "data/${x}/wav.scp" "stage 1 (data) or your own data dir with a wav.scp"
         validate_data_dir --no-text "data/${x}"
         for s in ${systems}; do
+            [ "${s}" = majority_vote ] && continue  # decoded in stage 6, once its members' thresholds exist
             # one job per system and set: RTFs are measured on one thread, one process at a time
             run_logged "exp/${s}/decode_${x}" \
                 ${decode_cmd} --max-jobs-run 1 "exp/${s}/decode_${x}/log/decode.log" \
@@ -64,12 +111,28 @@ if stage_enabled 3; then
     done
 fi
 
-if stage_enabled 4; then
-    log "Stage 4: thresholds tuned on ${dev_set} -> exp/<system>/threshold; segments + hyp.rttm per set"
-    for s in ${systems}; do
+if stage_enabled 6; then
+    log "Stage 6: thresholds tuned on ${dev_set} -> exp/<system>/threshold; segments + hyp.rttm per set"
+    ordered=$(echo "${systems}" | tr ' ' '\n' | awk 'NF && $0 != "majority_vote"' | tr '\n' ' ')
+    case " ${systems} " in *" majority_vote "*) ordered+=" majority_vote" ;; esac
+    for s in ${ordered}; do
+        if [ "${s}" = majority_vote ]; then
+            for x in ${all_sets}; do
+                # (re)decode only when missing or a member's threshold changed: rescoring stays idempotent
+                d=exp/${s}/decode_${x}
+                used=$(cat exp/cnn_hmm/threshold exp/rnn_hmm/threshold exp/seg_rnn/threshold 2>/dev/null | tr '\n' ' ')
+                if [ -f "${d}/scores.scp" ] && [ "$(cat "${d}/member_thresholds" 2>/dev/null)" = "${used}" ]; then
+                    continue
+                fi
+                run_logged "exp/${s}/decode_${x}" \
+                    ${decode_cmd} --max-jobs-run 1 "exp/${s}/decode_${x}/log/decode.log" \
+                    sad_decode --system "${s}" "data/${x}" "exp/${s}/decode_${x}"
+                echo "${used}" > "${d}/member_thresholds"
+            done
+        fi
         dirs=""
         for x in ${all_sets}; do
-            require "exp/${s}/decode_${x}/scores.scp" "stage 3 (decode)"
+            require "exp/${s}/decode_${x}/scores.scp" "stage 5 (decode)"
             dirs+=" exp/${s}/decode_${x}"
         done
         tune=""
@@ -82,8 +145,8 @@ if stage_enabled 4; then
     done
 fi
 
-if stage_enabled 5; then
-    log "Stage 5: scoring -> exp/results.json, RESULTS.md, exp/images/"
+if stage_enabled 7; then
+    log "Stage 7: scoring -> exp/results.json, RESULTS.md, exp/images/"
     scored=""
     for x in ${all_sets}; do
         if [ -f "data/${x}/ref.rttm" ] || [ -f "data/${x}/ref_segments" ]; then scored+=" ${x}"; fi
@@ -91,7 +154,7 @@ if stage_enabled 5; then
     if [ -z "${scored}" ]; then
         log "no reference in ${all_sets}: detected speech is in exp/<system>/decode_<set>/{segments,hyp.rttm}"
     else
-        for s in ${systems}; do for x in ${scored}; do require "exp/${s}/decode_${x}/hyp.rttm" "stage 4 (segments)"; done; done
+        for s in ${systems}; do for x in ${scored}; do require "exp/${s}/decode_${x}/hyp.rttm" "stage 6 (segments)"; done; done
         SAD_CORPUS=${corpus} run_logged exp/score \
             python -m local_models.bin.sad_score --systems ${systems} --sets ${scored} --dev "${dev_set}" --eval eval
     fi

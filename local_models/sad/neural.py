@@ -1,0 +1,189 @@
+"""Detectors of the trained neural SAD systems (paper Sec. 3 / Table 2).
+
+`scores(wave, sr)` = the net's speech posterior per 10 ms frame (computed on the same STFT magnitude as
+stage 2). Smoothing happens in `decide(scores, threshold)`, so the recipe's dev threshold sweep still works:
+* "hmm": two-class HMM (5 noise + 5 speech states, stay 0.9; statistical.two_class_hmm / viterbi_ring)
+  with emissions log p / log(1-p) and a bias logit(threshold) subtracted from the speech class (so the
+  threshold plays the role of alpha: bias 0 at 0.5);
+* "median": threshold, then a median filter over `median_s` seconds (default 0.5 s);
+* "none": plain threshold (segment RNN: its segment OR rule already smooths).
+
+Model directories: exp/<cnn1d|rnn|seg_rnn> under $SAD_EXP_DIR (default: ./exp), holding ESPnet's
+config.yaml and valid.loss.best.pth (else latest.pth / the newest <N>epoch.pth).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import List
+
+import numpy as np
+
+from .detectors import SHIFT, Detector, n_frames
+from .statistical import two_class_hmm, viterbi_ring
+
+STATES, STAY = 5, 0.9
+POSTERIOR_SWEEP = [0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8,
+                   0.85, 0.9, 0.95, 0.98]
+
+
+def model_file(model_dir: Path) -> Path:
+    for name in ("valid.loss.best.pth", "valid.loss.ave.pth", "latest.pth"):
+        if (model_dir / name).exists():
+            return model_dir / name
+    epochs = sorted(model_dir.glob("*epoch.pth"), key=lambda p: int(p.name.split("epoch")[0]))
+    if epochs:
+        return epochs[-1]
+    raise FileNotFoundError(f"{model_dir}: no trained model (valid.loss.best.pth, latest.pth or <N>epoch.pth); "
+                            "run the training stage first")
+
+
+def load_net(model_dir: Path, device: str = "cpu"):
+    """The net of an ESPnet SAD training dir, without importing espnet (same as
+    SADTask.build_model_from_file(...).net: config.yaml's `model` / `model_conf`, the `net.` weights)."""
+    import torch
+    import yaml
+
+    from .nets import NETS
+
+    if not (model_dir / "config.yaml").is_file():
+        raise FileNotFoundError(f"{model_dir}/config.yaml: no trained model; run the training stage first")
+    conf = yaml.safe_load((model_dir / "config.yaml").read_text())
+    net = NETS[conf["model"]](**(conf.get("model_conf") or {}))
+    state = torch.load(model_file(model_dir), map_location=device)
+    net.load_state_dict({k[len("net."):]: v for k, v in state.items() if k.startswith("net.")})
+    return net.to(device).eval()
+
+
+def hmm_smooth(post: np.ndarray, threshold: float = 0.5, states: int = STATES, stay: float = STAY) -> np.ndarray:
+    """Viterbi decisions over the paper's 2 x 5-state HMM with emissions from frame posteriors."""
+    p = np.clip(post.astype(np.float64), 1e-6, 1 - 1e-6)
+    th = float(np.clip(threshold, 1e-6, 1 - 1e-6))
+    bias = np.log(th) - np.log1p(-th)
+    emis = np.empty((len(p), 2 * states))
+    emis[:, :states] = np.log1p(-p)[:, None]
+    emis[:, states:] = (np.log(p) - bias)[:, None]
+    _, log_init = two_class_hmm(states, stay)
+    return viterbi_ring(emis, stay, log_init) >= states
+
+
+def median_smooth(decisions: np.ndarray, window_s: float = 0.5) -> np.ndarray:
+    from scipy.ndimage import median_filter
+
+    size = max(1, int(round(window_s / SHIFT)) | 1)  # odd window
+    return median_filter(decisions.astype(np.uint8), size=size, mode="nearest").astype(bool)
+
+
+@dataclass
+class NeuralDetector(Detector):
+    threshold: float = 0.5
+    name = "neural"
+    sweep: List[float] = field(default_factory=lambda: list(POSTERIOR_SWEEP))
+    model_dir: str = ""
+    smoothing: str = "hmm"  # hmm | median | none
+    median_s: float = 0.5
+    device: str = "cpu"
+    _net: object = field(default=None, repr=False)
+
+    model_name = ""  # exp/<model_name> when model_dir is not given
+
+    def __post_init__(self):
+        if not self.model_dir:
+            self.model_dir = str(Path(os.environ.get("SAD_EXP_DIR", "exp")) / self.model_name)
+        if self.smoothing not in ("hmm", "median", "none"):
+            raise ValueError(f"unknown smoothing '{self.smoothing}' (hmm, median, none)")
+
+    @property
+    def net(self):
+        if self._net is None:
+            self._net = load_net(Path(self.model_dir), self.device)
+        return self._net
+
+    def posteriors_from_feats(self, feats: np.ndarray, total: int) -> np.ndarray:
+        import torch
+
+        with torch.inference_mode():
+            post = self.net.frame_probs(torch.from_numpy(np.ascontiguousarray(feats, dtype=np.float32))[None])
+        post = np.asarray(post, dtype=np.float32)[:total]
+        if len(post) < total:
+            post = np.pad(post, (0, total - len(post)), mode="edge")
+        return post
+
+    def scores(self, wave, sr):
+        from local_models.common.features import FeatConfig, compute
+
+        if sr != 8000:
+            raise ValueError(f"the neural SAD systems are 8 kHz systems, got {sr} Hz")
+        cfg = FeatConfig(kind="stft", sample_rate=8000, win_ms=50, hop_ms=10, n_fft=512)
+        return self.posteriors_from_feats(compute(np.asarray(wave, dtype=np.float32), cfg), n_frames(len(wave), sr))
+
+    def decide(self, scores, threshold=None):
+        th = self.threshold if threshold is None else threshold
+        if self.smoothing == "hmm":
+            return hmm_smooth(scores, th)
+        d = scores > th
+        return median_smooth(d, self.median_s) if self.smoothing == "median" else d
+
+
+@dataclass
+class CNNHMM(NeuralDetector):
+    name = "cnn_hmm"
+    model_name = "cnn1d"
+    smoothing: str = "hmm"
+
+
+@dataclass
+class CNNMedian(NeuralDetector):
+    name = "cnn_median"
+    model_name = "cnn1d"
+    smoothing: str = "median"
+
+
+@dataclass
+class RNNHMM(NeuralDetector):
+    name = "rnn_hmm"
+    model_name = "rnn"
+    smoothing: str = "hmm"
+
+
+@dataclass
+class RNNMedian(NeuralDetector):
+    name = "rnn_median"
+    model_name = "rnn"
+    smoothing: str = "median"
+
+
+@dataclass
+class SegRNN(NeuralDetector):
+    name = "seg_rnn"
+    model_name = "seg_rnn"
+    smoothing: str = "none"
+
+
+@dataclass
+class MajorityVote(Detector):
+    """Frame = speech if most of {cnn_hmm, rnn_hmm, seg_rnn} say so, each at its own dev-tuned threshold
+    (exp/<system>/threshold). Scores = the number of votes, so the threshold 1.5 is the majority of 3 (the
+    sweep also offers 'any' and 'all'). Needs the three systems' detectors; decodes them in turn."""
+
+    threshold: float = 1.5
+    name = "majority_vote"
+    sweep: List[float] = field(default_factory=lambda: [0.5, 1.5, 2.5])
+    members: tuple = ("cnn_hmm", "rnn_hmm", "seg_rnn")
+    _dets: object = field(default=None, repr=False)
+
+    def scores(self, wave, sr):
+        if self._dets is None:
+            self._dets = [cls() for cls in (CNNHMM, RNNHMM, SegRNN)]
+        exp = Path(os.environ.get("SAD_EXP_DIR", "exp"))
+        votes = None
+        for det in self._dets:
+            th_file = exp / det.name / "threshold"
+            th = float(th_file.read_text()) if th_file.is_file() else det.threshold
+            d = det.decide(det.scores(wave, sr), th).astype(np.float32)
+            votes = d if votes is None else votes + d
+        return votes
+
+
+NEURAL = (CNNHMM, CNNMedian, RNNHMM, RNNMedian, SegRNN, MajorityVote)

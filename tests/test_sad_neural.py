@@ -1,0 +1,157 @@
+"""Neural SAD (paper Sec. 3): segment aggregation, net shapes, learning, ESPnet training + resume, detector."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import kaldiio
+import numpy as np
+import pytest
+import torch
+
+from local_models.sad.neural import NeuralDetector, hmm_smooth, median_smooth
+from local_models.sad.nets import NETS, num_segments, segment_frame_scores
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = dict(channels=[4, 8], hidden=8)
+
+
+def slow_segment_frame_scores(y, L, S, T):
+    out = np.full(T, -np.inf)
+    for t in range(T):
+        for i in range(len(y)):
+            if i * S <= t < i * S + L:
+                out[t] = max(out[t], y[i])
+    return out
+
+
+@pytest.mark.parametrize("L,S,T", [(5, 1, 23), (5, 5, 23), (10, 3, 31), (25, 5, 7), (3, 2, 1)])
+def test_segment_frame_scores_matches_slow_loop(L, S, T):
+    rng = np.random.default_rng(L * 100 + S)
+    y = rng.random(num_segments(T, L, S))
+    fast = segment_frame_scores(y, L, S, T)
+    np.testing.assert_allclose(fast, slow_segment_frame_scores(y, L, S, T))
+    assert np.isfinite(fast).all()  # every frame is covered
+    np.testing.assert_allclose(segment_frame_scores(torch.tensor(y), L, S, T).numpy(), fast)
+    # OR rule: frame speech iff any segment containing it says speech
+    alpha = 0.5
+    d = y > alpha
+    ref = np.array([any(d[i] for i in range(len(y)) if i * S <= t < i * S + L) for t in range(T)])
+    np.testing.assert_array_equal(fast > alpha, ref)
+
+
+@pytest.mark.parametrize("name", sorted(NETS))
+@pytest.mark.parametrize("T", [1, 7, 33])
+def test_one_score_per_frame(name, T):
+    net = NETS[name](**TINY).eval()
+    x = torch.rand(2, T, 257)
+    logits, ulen = net(x, torch.tensor([T, T]))
+    target, mask = net.targets(torch.zeros(2, T), torch.tensor([T, T]))
+    assert logits.shape == target.shape == mask.shape
+    probs = net.frame_probs(x[:1])
+    assert probs.shape == (T,) and np.isfinite(probs).all() and ((probs >= 0) & (probs <= 1)).all()
+
+
+def test_chunked_front_end_equals_full():
+    net = NETS["cnn1d"](**TINY).eval()
+    x = torch.rand(1, 101, 257)
+    with torch.no_grad():
+        np.testing.assert_allclose(net.front.forward_chunked(x, chunk=17).numpy(), net.front(x).numpy(), atol=1e-5)
+
+
+def synthetic_batch(B=6, T=60, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    labels = (torch.rand(B, T // 10, generator=g) > 0.5).float().repeat_interleave(10, dim=1)
+    feats = torch.rand(B, T, 257, generator=g) * 0.01 + labels[..., None] * 5.0
+    return feats, labels
+
+
+@pytest.mark.parametrize("name", sorted(NETS))
+def test_loss_decreases(name):
+    from local_models.sad.task import ESPnetSADModel
+
+    torch.manual_seed(0)
+    model = ESPnetSADModel(NETS[name](**TINY))
+    feats, labels = synthetic_batch()
+    lens = torch.full((len(feats),), feats.shape[1])
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(30):
+        loss, stats, weight = model(feats, lens, labels, lens)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+    assert losses[-1] < 0.5 * losses[0], losses
+
+
+def test_hmm_and_median_smoothing():
+    post = np.r_[np.full(50, 0.1), np.full(50, 0.9), np.full(50, 0.1)]
+    post[20] = 0.95  # one-frame blip: removed by both smoothers
+    d = hmm_smooth(post, 0.5)
+    assert not d[:45].any() and d[55:95].all() and not d[105:].any()
+    m = median_smooth(post > 0.5, 0.5)
+    assert not m[20] and m[60:90].all()
+    # the threshold moves the HMM decision: a low threshold accepts 0.3 posteriors
+    assert hmm_smooth(np.full(40, 0.3), 0.1).all() and not hmm_smooth(np.full(40, 0.3), 0.5).any()
+
+
+def write_fake_corpus(d: Path, n=3, T=500, seed=0):
+    """Whole-stream STFT-like features (loud = speech) + ref.rttm, as stage 2 / stage 1 leave them."""
+    rng = np.random.default_rng(seed)
+    data = d / "data"
+    data.mkdir(parents=True)
+    feats, rttm = {}, []
+    for r in range(n):
+        rec = f"rec{r}"
+        lab = np.zeros(T, bool)
+        for s in rng.integers(0, T - 60, size=4):
+            lab[s: s + 40] = True
+        feats[rec] = (rng.random((T, 257)) * 0.01 + lab[:, None] * 3.0).astype(np.float32)
+        padded = np.r_[False, lab, False]
+        edges = np.flatnonzero(padded[1:] != padded[:-1])
+        rttm += [f"SPEAKER {rec} 1 {a * 0.01:.2f} {(b - a) * 0.01:.2f} <NA> <NA> speech <NA> <NA>\n"
+                 for a, b in zip(edges[::2], edges[1::2])]
+    kaldiio.save_ark(str(d / "feats.ark"), feats, scp=str(d / "feats.scp"))
+    (data / "ref.rttm").write_text("".join(rttm))
+    return d / "feats.scp", data
+
+
+def run_module(mod, *args, cwd):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", mod, *args], cwd=cwd, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc
+
+
+def test_espnet_training_resume_and_detector(tmp_path):
+    scp, data = write_fake_corpus(tmp_path)
+    chunks = tmp_path / "chunks"
+    run_module("local_models.bin.sad_make_chunks", "--chunk-frames", "100", "--seed", "1", str(scp), str(data),
+               str(chunks), cwd=tmp_path)
+    lines = (chunks / "feats_shape").read_text().split()
+    assert lines and lines[1] == "100,257"
+    lab = kaldiio.load_scp(str(chunks / "labels.scp"))
+    assert all(v.shape == (100,) and set(np.unique(v)) <= {0.0, 1.0} for v in lab.values())
+    config = tmp_path / "train.yaml"
+    config.write_text("batch_type: unsorted\nbatch_size: 4\nnum_iters_per_epoch: 2\noptim: adam\noptim_conf:\n"
+                      "    lr: 0.001\nnum_workers: 0\nuse_tensorboard: false\nmodel: cnn1d\nmodel_conf:\n"
+                      "    channels: [4, 8]\n    hidden: 8\n")
+    common = ["--config", str(config), "--ngpu", "0", "--output_dir", "exp/cnn1d", "--resume", "true",
+              "--train_data_path_and_name_and_type", f"{chunks}/feats.scp,feats,kaldi_ark",
+              "--train_data_path_and_name_and_type", f"{chunks}/labels.scp,labels,kaldi_ark",
+              "--valid_data_path_and_name_and_type", f"{chunks}/feats.scp,feats,kaldi_ark",
+              "--valid_data_path_and_name_and_type", f"{chunks}/labels.scp,labels,kaldi_ark",
+              "--train_shape_file", f"{chunks}/feats_shape", "--valid_shape_file", f"{chunks}/feats_shape"]
+    run_module("local_models.bin.sad_train", *common, "--max_epoch", "1", cwd=tmp_path)
+    exp = tmp_path / "exp" / "cnn1d"
+    assert (exp / "checkpoint.pth").is_file() and (exp / "1epoch.pth").exists()
+    proc = run_module("local_models.bin.sad_train", *common, "--max_epoch", "2", cwd=tmp_path)
+    assert "2/2epoch started" in proc.stderr and "1/2epoch started" not in proc.stderr
+    assert (exp / "2epoch.pth").exists() and (exp / "valid.loss.best.pth").exists()
+
+    det = NeuralDetector(model_dir=str(exp), smoothing="hmm")
+    wave = np.random.default_rng(0).standard_normal(8000 * 3).astype(np.float32) * 0.1
+    s = det.scores(wave, 8000)
+    assert s.shape == (300,) and np.isfinite(s).all()
+    assert det.decide(s, 0.5).shape == (300,)
