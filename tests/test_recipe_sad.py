@@ -27,7 +27,8 @@ def run(recipe, *args):
 def recipe(tmp_path_factory):
     dst = tmp_path_factory.mktemp("sad") / "sad1"
     shutil.copytree(RECIPE, dst, ignore=shutil.ignore_patterns("data", "dump", "exp", "downloads", "RESULTS.md"))
-    run(dst, "--train-min", "1", "--dev-min", "1", "--eval-min", "1", "--train-config-suffix", "_smoke")
+    run(dst, "--train-min", "1", "--dev-min", "1", "--eval-min", "1", "--train-config-suffix", "_smoke",
+        "--seg-grid", "5:1 9:3")
     return dst
 
 
@@ -54,9 +55,29 @@ def test_full_run_writes_results(recipe):
     assert "sad_decode --system stat_sad" in (recipe / "exp" / "stat_sad" / "decode_eval" / "run.sh").read_text()
 
 
+def test_segment_rnn_grid(recipe):
+    """Stage 7 (paper Fig. 7): the Table 2 seg_rnn is reused for its own (L, S); other points are trained."""
+    grid = json.loads((recipe / "exp" / "seg_grid" / "grid.json").read_text())
+    assert [(g["L"], g["S"]) for g in grid["points"]] == [(5, 1), (9, 3)]
+    assert grid["points"][0]["model_dir"] == "exp/seg_rnn"
+    conf = (recipe / "exp" / "seg_grid" / "L9_S3" / "config.yaml").read_text()
+    assert "seg_len: 9" in conf and "seg_shift: 3" in conf
+    assert all(0.0 <= g["dcf"] <= 0.75 for g in grid["points"]) and grid["reference"]["label"] == "CNN + HMM"
+    assert (recipe / "exp" / "images" / "seg_rnn_grid.png").stat().st_size > 5000
+    md = (recipe / "RESULTS.md").read_text()
+    assert "## Fig. 7 shape" in md and "| 90 | 30 |" in md
+
+
+def test_malformed_grid_fails_before_any_work(recipe):
+    proc = subprocess.run(["bash", "run.sh", "--seg-grid", "3:5"], cwd=recipe, capture_output=True, text=True,
+                          env={**os.environ, "MAIN_ROOT": str(ROOT)})
+    assert proc.returncode != 0 and "'3:5' is not L:S" in proc.stderr and "Stage 1" not in proc.stderr
+
+
 def test_rescoring_is_idempotent(recipe):
-    before = {p: (recipe / p).read_bytes() for p in ("exp/results.json", "RESULTS.md", "exp/stat_sad/decode_eval/hyp.rttm")}
-    run(recipe, "--stage", "6", "--stop-stage", "7", "--train-config-suffix", "_smoke")
+    before = {p: (recipe / p).read_bytes() for p in ("exp/results.json", "RESULTS.md", "exp/stat_sad/decode_eval/hyp.rttm",
+                                               "exp/seg_grid/grid.json")}
+    run(recipe, "--stage", "6", "--stop-stage", "8", "--train-config-suffix", "_smoke", "--seg-grid", "5:1 9:3")
     assert before == {p: (recipe / p).read_bytes() for p in before}
 
 

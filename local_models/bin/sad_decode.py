@@ -19,10 +19,13 @@ def get_parser():
         prog="sad_decode",
         description="Compute frame scores (10 ms) of SAD system SYSTEM for each recording in DATA_DIR "
         "(wav.scp alone is enough; audio is resampled to --sample-rate). Writes OUT_DIR/scores.{ark,scp}, "
-        "OUT_DIR/reco2dur and OUT_DIR/rtf.json (processing s / audio s, with the thread count).",
+        "OUT_DIR/reco2dur and OUT_DIR/rtf.json (processing s / audio s, scoring plus the decision at the default threshold, "
+        "with the thread count).",
     )
     p.add_argument("--system", required=True, choices=sorted(DETECTORS))
     p.add_argument("--sample-rate", type=int, default=8000, help="the systems are 8 kHz systems (default 8000)")
+    p.add_argument("--model-dir", default="",
+                   help="neural systems: the trained model's exp dir (default: $SAD_EXP_DIR/<model>, e.g. exp/seg_rnn)")
     p.add_argument("data_dir")
     p.add_argument("out_dir")
     return p
@@ -31,7 +34,11 @@ def get_parser():
 def main(argv=None):
     args = get_parser().parse_args(argv)
     torch.set_num_threads(1)
-    detector = get_detector(args.system)
+    try:
+        detector = get_detector(args.system, **({"model_dir": args.model_dir} if args.model_dir else {}))
+    except TypeError:
+        print(f"sad_decode: --model-dir applies to the neural systems only, not '{args.system}'", file=sys.stderr)
+        return 2
     out = Path(args.out_dir)
     audio_s = proc_s = 0.0
     durations = {}
@@ -43,11 +50,15 @@ def main(argv=None):
                 if wave.size == 0:
                     raise AudioError(f"{args.data_dir}/wav.scp: '{rec}' has no samples")
                 t0 = time.perf_counter()
-                scores[rec] = detector.scores(wave, sr).reshape(-1, 1)
+                frame_scores = detector.scores(wave, sr)
+                # the decision (threshold + HMM Viterbi / median / segment OR) is part of a system's cost:
+                # timed here at the default threshold; the tuned one is applied by sad_segments
+                detector.decide(frame_scores)
                 proc_s += time.perf_counter() - t0
+                scores[rec] = frame_scores.reshape(-1, 1)
                 audio_s += len(wave) / sr
                 durations[rec] = f"{len(wave) / sr:.3f}"
-    except (DataDirError, AudioError, ValueError) as e:
+    except (DataDirError, AudioError, ValueError, OSError) as e:
         print(f"sad_decode: {e}", file=sys.stderr)
         return 1
     write_table(out / "reco2dur", durations)

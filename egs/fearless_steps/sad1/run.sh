@@ -8,7 +8,9 @@
 #         5 decode (frame scores of every system on dev + test sets, with real-time factors)
 #         6 segments (threshold tuned on dev; detected speech as segments + hyp.rttm for every set;
 #           majority_vote is decoded here, after its members' thresholds are known)
-#         7 score (DCF / P / R / F1 with and without collar -> exp/results.json, RESULTS.md, plots)
+#         7 segment-RNN (L, S) grid of paper Fig. 7 (${seg_grid}; one seg_rnn per point -> exp/seg_grid/,
+#           dev DCF at each point's own best threshold; needs a dev reference)
+#         8 score (DCF / P / R / F1 with and without collar -> exp/results.json, RESULTS.md, plots)
 # Any data dir with a wav.scp can be decoded: ./run.sh --stage 5 --test-sets "my_set" (data/my_set).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -16,7 +18,7 @@ cd "$(dirname "$0")"
 . ./cmd.sh
 
 stage=1
-stop_stage=7
+stop_stage=8
 nj=2
 train_set=train
 dev_set=dev
@@ -28,7 +30,16 @@ train_min=30        # mini corpus size (minutes of audio per split)
 dev_min=10
 eval_min=10
 seed=0
+# paper Fig. 7 grid, "L:S" in 10 ms frames (S <= L); the paper sweeps L 50 ms-1 s and S 10-150 ms, e.g.
+# "5:1 10:1 25:1 50:1 5:5 10:5 25:5 50:5 25:15 50:15 100:15" with the paper-size config; "" skips stage 7
+seg_grid="5:1 25:1 5:5 25:5"
 . parse_options.sh
+
+for ls in ${seg_grid}; do  # fail before any work on a malformed grid
+    if ! [[ "${ls}" =~ ^[0-9]+:[0-9]+$ ]] || [ "${ls##*:}" -lt 1 ] || [ "${ls##*:}" -gt "${ls%%:*}" ]; then
+        die "--seg-grid: '${ls}' is not L:S with 1 <= S <= L (in 10 ms frames)"
+    fi
+done
 
 corpus=mini
 [ -n "$(. ./db.sh; echo "${FEARLESS_STEPS}")" ] && corpus=fs02
@@ -44,6 +55,20 @@ for s in ${systems}; do
 done
 models=$(echo "${models}" | tr ' ' '\n' | awk 'NF && !seen[$0]++' | tr '\n' ' ')
 all_sets=$(echo "${dev_set} ${test_sets}" | tr ' ' '\n' | awk 'NF && !seen[$0]++' | tr '\n' ' ')
+
+# train_model CONF OUTDIR [ESPnet options...]: train a SAD net through ESPnet2 (resumes from OUTDIR's checkpoint)
+train_model() {
+    local conf=$1 out=$2; shift 2
+    run_logged "${out}" ${train_cmd} "${out}/train.log" \
+        python -m local_models.bin.sad_train --config "${conf}" --ngpu 0 --seed "${seed}" --resume true \
+            --output_dir "${out}" \
+            --train_data_path_and_name_and_type "dump/${train_set}/chunks/feats.scp,feats,kaldi_ark" \
+            --train_data_path_and_name_and_type "dump/${train_set}/chunks/labels.scp,labels,kaldi_ark" \
+            --valid_data_path_and_name_and_type "dump/${dev_set}/chunks/feats.scp,feats,kaldi_ark" \
+            --valid_data_path_and_name_and_type "dump/${dev_set}/chunks/labels.scp,labels,kaldi_ark" \
+            --train_shape_file "dump/${train_set}/chunks/feats_shape" \
+            --valid_shape_file "dump/${dev_set}/chunks/feats_shape" "$@"
+}
 
 if stage_enabled 1; then
     log "Stage 1: data -> data/{${train_set},${dev_set},eval} (corpus: ${corpus})"
@@ -84,15 +109,7 @@ if stage_enabled 4 && [ -n "${models}" ]; then
         conf=conf/tuning/train_${m}${train_config_suffix}.yaml
         require "${conf}" "a training config"
         for x in ${train_set} ${dev_set}; do require "dump/${x}/chunks/feats_shape" "stage 3 (chunks)"; done
-        run_logged "exp/${m}" ${train_cmd} "exp/${m}/train.log" \
-            python -m local_models.bin.sad_train --config "${conf}" --ngpu 0 --seed "${seed}" --resume true \
-                --output_dir "exp/${m}" \
-                --train_data_path_and_name_and_type "dump/${train_set}/chunks/feats.scp,feats,kaldi_ark" \
-                --train_data_path_and_name_and_type "dump/${train_set}/chunks/labels.scp,labels,kaldi_ark" \
-                --valid_data_path_and_name_and_type "dump/${dev_set}/chunks/feats.scp,feats,kaldi_ark" \
-                --valid_data_path_and_name_and_type "dump/${dev_set}/chunks/labels.scp,labels,kaldi_ark" \
-                --train_shape_file "dump/${train_set}/chunks/feats_shape" \
-                --valid_shape_file "dump/${dev_set}/chunks/feats_shape"
+        train_model "${conf}" "exp/${m}"
     done
 fi
 
@@ -145,8 +162,37 @@ if stage_enabled 6; then
     done
 fi
 
-if stage_enabled 7; then
-    log "Stage 7: scoring -> exp/results.json, RESULTS.md, exp/images/"
+if stage_enabled 7 && [ -n "${seg_grid}" ] && [[ " ${systems} " == *" seg_rnn "* ]]; then
+    if [ ! -f "data/${dev_set}/ref.rttm" ] && [ ! -f "data/${dev_set}/ref_segments" ]; then
+        log "Stage 7: skipped, no reference for ${dev_set} to score the (L, S) grid on"
+    else
+        log "Stage 7: segment-RNN grid (L:S frames) ${seg_grid} -> exp/seg_grid/, exp/images/seg_rnn_grid.png"
+        conf=conf/tuning/train_seg_rnn${train_config_suffix}.yaml
+        require "exp/seg_rnn/threshold.sweep.json" "stage 6 (segments)"
+        main_ls=$(python -c "import yaml, sys; c = yaml.safe_load(open(sys.argv[1]))['model_conf']; print(f\"{c['seg_len']}:{c['seg_shift']}\")" exp/seg_rnn/config.yaml)
+        grid_dirs=""
+        for ls in ${seg_grid}; do
+            L=${ls%%:*}; S=${ls##*:}
+            if [ "${ls}" = "${main_ls}" ]; then grid_dirs+=" exp/seg_rnn"; continue; fi  # the Table 2 seg_rnn
+            d=exp/seg_grid/L${L}_S${S}
+            train_model "${conf}" "${d}" --model_conf "seg_len=${L}" --model_conf "seg_shift=${S}"
+            if [ ! -f "${d}/decode_${dev_set}/scores.scp" ] || [ "${d}/valid.loss.best.pth" -nt "${d}/decode_${dev_set}/scores.scp" ]; then
+                run_logged "${d}/decode_${dev_set}" \
+                    ${decode_cmd} --max-jobs-run 1 "${d}/decode_${dev_set}/log/decode.log" \
+                    sad_decode --system seg_rnn --model-dir "${d}" "data/${dev_set}" "${d}/decode_${dev_set}"
+            fi
+            sad_segments --system seg_rnn --threshold-file "${d}/threshold" \
+                --tune "${d}/decode_${dev_set}" "data/${dev_set}"
+            grid_dirs+=" ${d}"
+        done
+        ref=""
+        [ -f exp/cnn_hmm/threshold.sweep.json ] && ref="--reference exp/cnn_hmm/threshold.sweep.json"
+        python -m local_models.bin.sad_seg_grid ${ref} ${grid_dirs}
+    fi
+fi
+
+if stage_enabled 8; then
+    log "Stage 8: scoring -> exp/results.json, RESULTS.md, exp/images/"
     scored=""
     for x in ${all_sets}; do
         if [ -f "data/${x}/ref.rttm" ] || [ -f "data/${x}/ref_segments" ]; then scored+=" ${x}"; fi
