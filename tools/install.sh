@@ -15,7 +15,8 @@ case "${1:-}" in
     *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 1 ;;
 esac
 
-debian_packages="espeak-ng libespeak-ng1 sox libsndfile1"
+# gcc: pysptk and zerospeech-libriabx2 ship as sources and are compiled at install time
+debian_packages="espeak-ng libespeak-ng1 sox libsndfile1 gcc"
 
 install_debian() {
     local missing=()

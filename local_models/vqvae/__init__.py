@@ -1,0 +1,10 @@
+"""Transformer VQ-VAE for unsupervised unit discovery (paper 003, ZeroSpeech 2019 track).
+
+Evaluation library (this package so far):
+- `items`: ZeroSpeech/ABX ``.item`` files from phone alignments (writer and reader);
+- `abx`: ZeroSpeech 2019 ABX error (across speaker, within triphone context, DTW over the
+  angular distance), for continuous features and for discrete codes (one-hot or embeddings);
+- `bitrate`: ZeroSpeech 2019 bitrate B = (N / D) * H;
+- `abx_ref`: the same ABX condition through the `zerospeech-libriabx2` package, as a cross-check;
+- `featio`: read features from kaldiio scp/ark or a directory of ``.npy`` files.
+"""
