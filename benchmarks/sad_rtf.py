@@ -1,7 +1,12 @@
 """Real-time factor of every SAD system on the same Apollo-like stream, in one run (paper Table 3).
 
-RTF = processing seconds / audio seconds, one thread, this machine's CPU. Goals (issue #3):
-statistical SAD <= 0.0047, CNN+HMM <= 0.012, segment RNN <= 0.045 (the paper's Table 3).
+RTF = processing seconds / audio seconds (scores + the decision: threshold, HMM Viterbi, median filter or
+segment OR), one thread, this machine's CPU. Goals (issue #3): statistical SAD <= 0.0047, CNN+HMM <= 0.012,
+segment RNN <= 0.045 (the paper's Table 3).
+
+Neural systems: with --arch paper (default) the nets are built at the paper's size from the recipe's
+conf/tuning/train_<model>.yaml with random weights (speed does not depend on the weights, so no training is
+needed); with --arch trained they are the recipe's trained models under --exp-dir.
 """
 import argparse
 import importlib.util
@@ -18,8 +23,12 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--minutes", type=float, default=5.0, help="length of the test stream")
     p.add_argument("--repeats", type=int, default=3, help="best of N runs per system")
-    p.add_argument("--systems", nargs="+", default=["energy", "webrtcvad", "silero_vad", "stat_sad"])
+    p.add_argument("--systems", nargs="+", default=["energy", "webrtcvad", "silero_vad", "stat_sad", "cnn_hmm",
+                                                     "cnn_median", "rnn_hmm", "rnn_median", "seg_rnn"])
+    p.add_argument("--arch", choices=["paper", "trained"], default="paper")
+    p.add_argument("--exp-dir", default=str(ROOT / "egs/fearless_steps/sad1/exp"), help="for --arch trained")
     args = p.parse_args()
+    os.environ["SAD_EXP_DIR"] = args.exp_dir
     import torch
 
     torch.set_num_threads(1)
@@ -32,18 +41,30 @@ def main():
     audio_s = len(wave) / 8000
     print(f"stream: {audio_s:.0f} s at 8 kHz; threads: torch {torch.get_num_threads()}, "
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; CPU cores: {os.cpu_count()}")
+    print(f"neural nets: {args.arch}" + (f" ({args.exp_dir})" if args.arch == "trained" else " size, random weights"))
     print("| system | RTF (best of %d) |" % args.repeats)
     print("|---|---|")
     for name in args.systems:
         det = get_detector(name)
-        det.scores(wave[:8000], 8000)  # warm-up: model load, imports
+        if args.arch == "paper" and hasattr(det, "model_name"):
+            det._net = paper_size_net(det.model_name)
+        det.decide(det.scores(wave[:8000], 8000))  # warm-up: model load, imports
         best = min(_timed(det, wave) for _ in range(args.repeats))
         print(f"| {name} | {best / audio_s:.5f} |")
 
 
+def paper_size_net(model: str):
+    import yaml
+
+    from local_models.sad.nets import NETS
+
+    conf = yaml.safe_load((ROOT / f"egs/fearless_steps/sad1/conf/tuning/train_{model}.yaml").read_text())
+    return NETS[conf["model"]](**conf.get("model_conf", {})).eval()
+
+
 def _timed(det, wave):
     t0 = time.perf_counter()
-    det.scores(wave, 8000)
+    det.decide(det.scores(wave, 8000))
     return time.perf_counter() - t0
 
 
