@@ -56,10 +56,9 @@ def main():
 def paper_size_net(model: str):
     import yaml
 
-    from local_models.sad.nets import NETS
+    from local_models.sad.neural import build_net
 
-    conf = yaml.safe_load((ROOT / f"egs/fearless_steps/sad1/conf/tuning/train_{model}.yaml").read_text())
-    return NETS[conf["model"]](**conf.get("model_conf", {})).eval()
+    return build_net(yaml.safe_load((ROOT / f"egs/fearless_steps/sad1/conf/tuning/train_{model}.yaml").read_text())).eval()
 
 
 def _timed(det, wave):

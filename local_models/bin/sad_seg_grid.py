@@ -13,18 +13,19 @@ from pathlib import Path
 import yaml
 
 from local_models.common.datadir import atomic_open
+from local_models.sad.decisions import best_row
 
 FRAME_MS = 10
 
 
-def best_row(sweep_file: Path) -> dict:
-    """The sweep row with the lowest pooled DCF (ties: the lower threshold, as sad_segments picks)."""
+def sweep_best(sweep_file: Path) -> dict:
+    """The best row of a `sad_segments --tune` sweep, by the rule sad_segments picked its threshold with."""
     if not sweep_file.is_file():
         raise FileNotFoundError(f"{sweep_file}: no dev threshold sweep (run the grid stage / sad_segments --tune)")
     rows = json.loads(sweep_file.read_text())["rows"]
     if not rows:
         raise ValueError(f"{sweep_file}: empty sweep")
-    return min(rows, key=lambda r: (r["dcf"], r["threshold"]))
+    return best_row(rows)
 
 
 def grid_point(model_dir: Path) -> dict:
@@ -35,7 +36,7 @@ def grid_point(model_dir: Path) -> dict:
     if conf.get("model") != "seg_rnn":
         raise ValueError(f"{conf_file}: model is '{conf.get('model')}', not seg_rnn")
     L, S = int(conf["model_conf"]["seg_len"]), int(conf["model_conf"]["seg_shift"])
-    row = best_row(model_dir / "threshold.sweep.json")
+    row = sweep_best(model_dir / "threshold.sweep.json")
     return {"L": L, "S": S, "L_ms": L * FRAME_MS, "S_ms": S * FRAME_MS, "dcf": row["dcf"],
             "threshold": row["threshold"], "model_dir": str(model_dir)}
 
@@ -81,7 +82,7 @@ def main(argv=None):
         points = sorted((grid_point(Path(d)) for d in args.model_dirs), key=lambda p: (p["S"], p["L"]))
         reference = None
         if args.reference:
-            row = best_row(Path(args.reference))
+            row = sweep_best(Path(args.reference))
             reference = {"label": args.reference_label, "dcf": row["dcf"], "threshold": row["threshold"]}
     except (OSError, ValueError, KeyError) as e:
         print(f"sad_seg_grid: {e}", file=sys.stderr)

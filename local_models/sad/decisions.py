@@ -37,5 +37,10 @@ def sweep(detector: Detector, scores, durations, ref, thresholds: List[float], c
     return rows
 
 
+def best_row(rows: List[dict]) -> dict:
+    """The sweep row with the lowest pooled DCF (ties: the lower threshold)."""
+    return min(rows, key=lambda r: (r["dcf"], r["threshold"]))
+
+
 def best_threshold(rows: List[dict]) -> float:
-    return min(rows, key=lambda r: (r["dcf"], r["threshold"]))["threshold"]
+    return best_row(rows)["threshold"]

@@ -39,18 +39,23 @@ def model_file(model_dir: Path) -> Path:
                             "run the training stage first")
 
 
+def build_net(conf: dict):
+    """An untrained net from an ESPnet SAD config (its `model` and `model_conf`)."""
+    from .nets import NETS
+
+    return NETS[conf["model"]](**(conf.get("model_conf") or {}))
+
+
 def load_net(model_dir: Path, device: str = "cpu"):
     """The net of an ESPnet SAD training dir, without importing espnet (same as
     SADTask.build_model_from_file(...).net: config.yaml's `model` / `model_conf`, the `net.` weights)."""
     import torch
     import yaml
 
-    from .nets import NETS
-
     if not (model_dir / "config.yaml").is_file():
         raise FileNotFoundError(f"{model_dir}/config.yaml: no trained model; run the training stage first")
     conf = yaml.safe_load((model_dir / "config.yaml").read_text())
-    net = NETS[conf["model"]](**(conf.get("model_conf") or {}))
+    net = build_net(conf)
     state = torch.load(model_file(model_dir), map_location=device)
     net.load_state_dict({k[len("net."):]: v for k, v in state.items() if k.startswith("net.")})
     return net.to(device).eval()

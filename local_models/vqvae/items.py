@@ -157,16 +157,25 @@ def read_item_file(path: Union[str, os.PathLike]) -> List[Item]:
         if len(fields) != 7:
             raise ItemFileError(path, lineno, f"expected 7 fields (file onset offset phone prev next speaker), "
                                               f"got {len(fields)}")
-        try:
-            onset, offset = float(fields[1]), float(fields[2])
-        except ValueError:
-            raise ItemFileError(path, lineno, f"onset/offset are not numbers: '{fields[1]}' '{fields[2]}'") from None
-        if not (math.isfinite(onset) and math.isfinite(offset)) or onset < 0 or not offset > onset:
-            raise ItemFileError(path, lineno, f"need 0 <= onset < offset, got {fields[1]} {fields[2]}")
+        onset, offset = _time_span(path, lineno, fields[1], fields[2], "onset/offset", as_duration=False)
         items.append(Item(fields[0], onset, offset, fields[3], fields[4], fields[5], fields[6]))
     if not items:
         raise ItemFileError(path, None, "no items (empty file or header only)")
     return items
+
+
+def _time_span(path, lineno: int, a: str, b: str, names: str, as_duration: bool) -> Tuple[float, float]:
+    """(start, end) in seconds from fields A B: onset offset, or start duration (as_duration); both finite,
+    start >= 0, end > start. Errors name the file and line."""
+    try:
+        start, second = float(a), float(b)
+    except ValueError:
+        raise ItemFileError(path, lineno, f"{names} are not numbers: '{a}' '{b}'") from None
+    end = start + second if as_duration else second
+    if not (math.isfinite(start) and math.isfinite(second)) or start < 0 or not end > start:
+        need = "start >= 0 and duration > 0" if as_duration else "0 <= onset < offset"
+        raise ItemFileError(path, lineno, f"need {need}, got {a} {b}")
+    return start, end
 
 
 def read_ctm(path: Union[str, os.PathLike]) -> Dict[str, List[Tuple[str, float, float]]]:
@@ -183,13 +192,8 @@ def read_ctm(path: Union[str, os.PathLike]) -> Dict[str, List[Tuple[str, float, 
         if len(fields) not in (5, 6):
             raise ItemFileError(path, lineno, f"CTM lines need 5 or 6 fields (utt channel start dur phone [conf]), "
                                               f"got {len(fields)}")
-        try:
-            start, dur = float(fields[2]), float(fields[3])
-        except ValueError:
-            raise ItemFileError(path, lineno, f"start/duration are not numbers: '{fields[2]}' '{fields[3]}'") from None
-        if not (math.isfinite(start) and math.isfinite(dur)) or start < 0 or not dur > 0:
-            raise ItemFileError(path, lineno, f"need start >= 0 and duration > 0, got {fields[2]} {fields[3]}")
-        out.setdefault(fields[0], []).append((fields[4], start, start + dur))
+        start, end = _time_span(path, lineno, fields[2], fields[3], "start/duration", as_duration=True)
+        out.setdefault(fields[0], []).append((fields[4], start, end))
     for phones in out.values():
         phones.sort(key=lambda p: p[1])
     return out
