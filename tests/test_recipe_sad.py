@@ -68,6 +68,39 @@ def test_segment_rnn_grid(recipe):
     assert "## Fig. 7 shape" in md and "| 90 | 30 |" in md
 
 
+def test_table2_seg_rnn_is_the_dev_best_grid_point(recipe):
+    """The paper chose (L, S) on dev: a dev-best point other than exp/seg_rnn is decoded as seg_rnn_devbest."""
+    grid = json.loads((recipe / "exp" / "seg_grid" / "grid.json").read_text())
+    best = grid["best"]
+    assert best["dcf"] == min(g["dcf"] for g in grid["points"])
+    results = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
+    md = (recipe / "RESULTS.md").read_text()
+    if best["model_dir"] == "exp/seg_rnn":
+        assert "seg_rnn_devbest" not in results and not (recipe / "exp" / "seg_rnn_devbest").exists()
+    else:
+        m = results["seg_rnn_devbest"]
+        # same model, same dev data, same threshold sweep: the same DCF as the grid point
+        assert abs(m["dev"]["dcf"] - best["dcf"]) < 1e-9 and "eval" in m
+        assert (recipe / "exp" / "seg_rnn_devbest" / "model_dir").read_text().strip() == best["model_dir"]
+        assert "| Seg. RNN, dev-best (L, S) of Fig. 7 |" in md
+    assert "Paper's ordering on eval DCF" in md
+
+
+def test_paper_ordering_rule():
+    from local_models.bin.sad_score import paper_ordering
+
+    def sys_(**dcf):
+        return {n: {"eval": {"dcf": v}} for n, v in dcf.items()}
+
+    base = dict(seg_rnn=0.02, cnn_hmm=0.03, rnn_hmm=0.04, stat_sad=0.05, energy=0.2)
+    assert paper_ordering(sys_(**base), "eval")[1]
+    assert not paper_ordering(sys_(**{**base, "seg_rnn": 0.035}), "eval")[1]
+    # the dev-best seg RNN, when present, is the one the claim is about
+    assert paper_ordering(sys_(**{**base, "seg_rnn": 0.035, "seg_rnn_devbest": 0.01}), "eval")[1]
+    assert not paper_ordering(sys_(**{**base, "stat_sad": 0.3}), "eval")[1]
+    assert paper_ordering(sys_(seg_rnn=0.1), "eval") is None
+
+
 def test_malformed_grid_fails_before_any_work(recipe):
     proc = subprocess.run(["bash", "run.sh", "--seg-grid", "3:5"], cwd=recipe, capture_output=True, text=True,
                           env={**os.environ, "MAIN_ROOT": str(ROOT)})

@@ -2,7 +2,8 @@
 
 Each MODEL_DIR is a trained seg_rnn exp dir (config.yaml gives seg_len L and seg_shift S, in 10 ms frames)
 holding threshold.sweep.json, the dev sweep written by `sad_segments --tune`. Writes OUT_JSON
-({"points": [{L, S, L_ms, S_ms, dcf, threshold, model_dir}], "reference": {...}}) and a plot of DCF against
+({"points": [{L, S, L_ms, S_ms, dcf, threshold, model_dir}], "best": <the lowest-DCF point>, "reference": {...}})
+and a plot of DCF against
 L, one line per S, with the reference system (CNN + HMM in the paper) as a red horizontal line.
 """
 import argparse
@@ -94,7 +95,8 @@ def main(argv=None):
             return 1
         seen[p["L"], p["S"]] = p["model_dir"]
     with atomic_open(args.out_json) as f:
-        json.dump({"frame_ms": FRAME_MS, "points": points, "reference": reference}, f, indent=1)
+        best = min(points, key=lambda p: p["dcf"])  # model selection on dev, as the paper chose its (L, S)
+        json.dump({"frame_ms": FRAME_MS, "points": points, "best": best, "reference": reference}, f, indent=1)
     plot_grid(points, reference, Path(args.plot))
     for p in points:
         print(f"sad_seg_grid: L {p['L_ms']:4d} ms  S {p['S_ms']:4d} ms  dev DCF {100 * p['dcf']:6.2f} %", file=sys.stderr)

@@ -41,13 +41,18 @@ def _merge(old: dict, new: Mapping) -> dict:
     return old
 
 
-def update_results(path, recipe: str, corpus: str, systems: Mapping[str, Mapping]) -> dict:
-    """Merge `systems` ({name: {metric: value | {subset: {metric: value}}}}) into results.json."""
+def update_results(path, recipe: str, corpus: str, systems: Mapping[str, Mapping], drop=()) -> dict:
+    """Merge `systems` ({name: {metric: value | {subset: {metric: value}}}}) into results.json.
+
+    `drop`: system names to remove first (e.g. ones a rerun no longer produces), so no stale row survives.
+    """
     path = Path(path)
     data = json.loads(path.read_text()) if path.is_file() else {}
     if data.get("corpus") not in (None, corpus):
         data = {}  # results of another corpus are not comparable: start over
     data.update(recipe=recipe, corpus=corpus, commit=git_commit(path.parent), hardware=hardware())
+    for name in drop:
+        data.setdefault("systems", {}).pop(name, None)
     _merge(data.setdefault("systems", {}), systems)
     with atomic_open(path) as f:
         json.dump(data, f, indent=1, sort_keys=True, ensure_ascii=False)

@@ -9,7 +9,8 @@
 #         6 segments (threshold tuned on dev; detected speech as segments + hyp.rttm for every set;
 #           majority_vote is decoded here, after its members' thresholds are known)
 #         7 segment-RNN (L, S) grid of paper Fig. 7 (${seg_grid}; one seg_rnn per point -> exp/seg_grid/,
-#           dev DCF at each point's own best threshold; needs a dev reference)
+#           dev DCF at each point's own best threshold; needs a dev reference; the dev-best point, when it is
+#           not exp/seg_rnn's, decodes every set as system seg_rnn_devbest for Table 2)
 #         8 score (DCF / P / R / F1 with and without collar -> exp/results.json, RESULTS.md, plots)
 # Any data dir with a wav.scp can be decoded: ./run.sh --stage 5 --test-sets "my_set" (data/my_set).
 set -euo pipefail
@@ -188,6 +189,27 @@ if stage_enabled 7 && [ -n "${seg_grid}" ] && [[ " ${systems} " == *" seg_rnn "*
         ref=""
         [ -f exp/cnn_hmm/threshold.sweep.json ] && ref="--reference exp/cnn_hmm/threshold.sweep.json"
         python -m local_models.bin.sad_seg_grid ${ref} ${grid_dirs}
+        # Table 2 uses the dev-best (L, S), as the paper did: when that is not exp/seg_rnn's own point, decode
+        # every set with it as system seg_rnn_devbest (threshold tuned on dev like every other system)
+        best=$(python -c "import json; print(json.load(open('exp/seg_grid/grid.json'))['best']['model_dir'])")
+        d=exp/seg_rnn_devbest
+        if [ "${best}" = exp/seg_rnn ]; then
+            rm -rf "${d}"  # from an earlier grid whose best point was elsewhere
+        else
+            log "Stage 7: dev-best grid point ${best} -> ${d} (Table 2 'Seg. RNN, dev-best')"
+            [ "$(cat "${d}/model_dir" 2>/dev/null)" = "${best}" ] || rm -rf "${d}"
+            dirs=""
+            for x in ${all_sets}; do
+                if [ ! -f "${d}/decode_${x}/scores.scp" ] || [ "${best}/valid.loss.best.pth" -nt "${d}/decode_${x}/scores.scp" ]; then
+                    run_logged "${d}/decode_${x}" \
+                        ${decode_cmd} --max-jobs-run 1 "${d}/decode_${x}/log/decode.log" \
+                        sad_decode --system seg_rnn --model-dir "${best}" "data/${x}" "${d}/decode_${x}"
+                fi
+                dirs+=" ${d}/decode_${x}"
+            done
+            sad_segments --system seg_rnn --threshold-file "${d}/threshold" --tune "${d}/decode_${dev_set}" "data/${dev_set}" ${dirs}
+            echo "${best}" > "${d}/model_dir"
+        fi
     fi
 fi
 
@@ -200,9 +222,11 @@ if stage_enabled 8; then
     if [ -z "${scored}" ]; then
         log "no reference in ${all_sets}: detected speech is in exp/<system>/decode_<set>/{segments,hyp.rttm}"
     else
-        for s in ${systems}; do for x in ${scored}; do require "exp/${s}/decode_${x}/hyp.rttm" "stage 6 (segments)"; done; done
+        score_systems=${systems}
+        [ -f exp/seg_rnn_devbest/model_dir ] && score_systems+=" seg_rnn_devbest"  # stage 7's dev-best (L, S)
+        for s in ${score_systems}; do for x in ${scored}; do require "exp/${s}/decode_${x}/hyp.rttm" "stage 6 (segments)"; done; done
         SAD_CORPUS=${corpus} run_logged exp/score \
-            python -m local_models.bin.sad_score --systems ${systems} --sets ${scored} --dev "${dev_set}" --eval eval
+            python -m local_models.bin.sad_score --systems ${score_systems} --sets ${scored} --dev "${dev_set}" --eval eval
     fi
 fi
 log "Done (stages ${stage}-${stop_stage})"
