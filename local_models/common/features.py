@@ -23,6 +23,7 @@ class FeatConfig:
     n_mfcc: int = 13
     fmin: float = 0.0
     fmax: float = 0.0  # 0: Nyquist
+    deltas: int = 0  # append this many orders of delta features (2: + delta + delta-delta, e.g. MFCC 39)
 
     @property
     def win_length(self) -> int:
@@ -39,6 +40,17 @@ class FeatConfig:
 
 def compute(wave: np.ndarray, cfg: FeatConfig) -> np.ndarray:
     """(frames, dims) float32 features; frames = 1 + len(wave) // hop (centred frames)."""
+    feats = _static(wave, cfg)
+    if cfg.deltas:
+        import librosa
+
+        # 'nearest' edges: defined for utterances shorter than the 9-frame delta window too
+        orders = [librosa.feature.delta(feats, order=k, axis=0, mode="nearest") for k in range(1, cfg.deltas + 1)]
+        feats = np.concatenate([feats, *orders], axis=1).astype(np.float32)
+    return feats
+
+
+def _static(wave: np.ndarray, cfg: FeatConfig) -> np.ndarray:
     import librosa
 
     spec = np.abs(

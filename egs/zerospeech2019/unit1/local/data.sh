@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Write data/{train,voice,test}: ZeroSpeech 2019 English when db.sh sets ZEROSPEECH2019, else the
+# espeak-ng English mini corpus (audio in downloads/mini/; also data/test_voice_ref).
+#   train: unit-discovery speakers + target voice (VQ-VAE)   voice: target voice only (inverter)
+#   test:  unseen speakers, with bitrate_list and synthesis_list (mini: also phones.ctm, voice_ref.scp)
+set -euo pipefail
+. ./path.sh
+. ./db.sh
+unit_min=12     # mini corpus: minutes of unit-discovery speech (8 speakers)
+voice_min=5     # mini corpus: minutes of the target voice V001
+test_min=3      # mini corpus: minutes of test speech (4 unseen speakers)
+seed=0          # mini corpus: voices and sentences
+nj=2            # mini corpus: synthesis processes
+. parse_options.sh
+
+if [ -n "${ZEROSPEECH2019}" ]; then
+    [ -d "${ZEROSPEECH2019}" ] || die "db.sh: ZEROSPEECH2019=${ZEROSPEECH2019} is not a directory"
+    log "Reading ZeroSpeech 2019 English at ${ZEROSPEECH2019}"
+    python local/prepare_zs2019.py "${ZEROSPEECH2019}" data
+    sets="train voice test"; text_opt=--no-text
+else
+    log "Building the English mini corpus (${unit_min}/${voice_min}/${test_min} min unit/voice/test, seed ${seed})"
+    python local/make_mini_corpus.py --unit-min "${unit_min}" --voice-min "${voice_min}" --test-min "${test_min}" \
+        --seed "${seed}" --nj "${nj}" downloads/mini data
+    sets="train voice test test_voice_ref"; text_opt=
+fi
+for x in ${sets}; do
+    validate_data_dir ${text_opt} --sample-rate 16000 data/${x}
+done

@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# ZeroSpeech 2019 (paper 003, Tjandra et al.): Transformer VQ-VAE unit discovery + codebook inverter.
+# Stages: 1 data (ZeroSpeech 2019 English via db.sh, else the espeak-ng English mini corpus)
+#         2 features (librosa, 25 ms / 10 ms: MFCC 13+d+dd, 80 log-mel; linear magnitude for the inverter;
+#           held-out 5 % of train / voice utterances as the trainer's validation set)
+#         3 ABX item file of the test set (triphone contexts, across speaker) from its phone alignments
+#         4 train the VQ-VAE of every system in ${systems} (ESPnet2 trainer -> exp/<system>; resumes)
+#         5 encode the test sets: codes, codebook, bitrate (exp/<system>/codes_<set>)
+#         6 ABX (ours + zerospeech-libriabx2) of the raw MFCC reference and every system
+#         7 train the codebook inverter on the target voice over ${inverter_system}'s codes
+#         8 resynthesise the synthesis list in the target voice (inverter + Griffin-Lim); MCD when a
+#           reference rendition exists (mini corpus)
+#         9 score: exp/results.json, RESULTS.md (paper Tables 1-3 shapes), exp/images/
+# Any data dir with a wav.scp (16 kHz) can be encoded / scored: ./run.sh --stage 2 --test-sets "my_set".
+set -euo pipefail
+cd "$(dirname "$0")"
+. ./path.sh
+. ./cmd.sh
+
+stage=1
+stop_stage=9
+nj=2
+test_sets="test"
+# systems: (trf|conv)_(mfcc|logmel)_k<K>[_s<lambda>][_j<p>]: encoder, input features, codebook size, temporal
+# smoothing weight, jitter probability. All of paper Tables 1-3 (the default for a GPU run with paper sizes):
+#   "trf_mfcc_k128 trf_logmel_k128 conv_mfcc_k256 trf_mfcc_k64 trf_mfcc_k256 trf_mfcc_k512 trf_mfcc_k128_s1e-2
+#    trf_mfcc_k128_s5e-3 trf_mfcc_k128_s1e-3 trf_mfcc_k128_j0.05 trf_mfcc_k128_j0.075 trf_mfcc_k128_s5e-3_j0.05
+#    trf_mfcc_k128_s1e-3_j0.05"
+systems="trf_mfcc_k128 trf_logmel_k128 conv_mfcc_k256 trf_mfcc_k64 trf_mfcc_k256 trf_mfcc_k128_s5e-3 trf_mfcc_k128_j0.05 trf_mfcc_k128_s5e-3_j0.05"
+inverter_system=trf_mfcc_k128_s5e-3_j0.05  # the paper's submitted system (Table 3, star)
+train_config_suffix=_tiny  # conf/tuning/train_{vqvae,inverter}${suffix}.yaml: "" paper size, _tiny mini corpus, _smoke tests
+unit_min=12   # mini corpus size (minutes)
+voice_min=5
+test_min=3
+seed=0
+griffin_lim_iters=60
+abx_reference=true  # also run zerospeech-libriabx2 on the same inputs
+. parse_options.sh
+
+sys_re='^(trf|conv)_(mfcc|logmel)_k([0-9]+)(_s([0-9.]+(e-?[0-9]+)?))?(_j(0?\.[0-9]+))?$'
+for s in ${systems} ${inverter_system}; do  # fail before any work on a malformed system name
+    [[ "${s}" =~ ${sys_re} ]] || die "system '${s}' is not (trf|conv)_(mfcc|logmel)_k<K>[_s<lambda>][_j<p>]"
+done
+[[ " ${systems} " == *" ${inverter_system} "* ]] || die "--inverter-system '${inverter_system}' is not in --systems"
+
+corpus=mini
+[ -n "$(. ./db.sh; echo "${ZEROSPEECH2019:-}")" ] && corpus=zs2019
+feat_sets=$(echo "train voice ${test_sets}" | tr ' ' '\n' | awk 'NF && !seen[$0]++' | tr '\n' ' ')
+
+# system_conf SYSTEM: "<feat> <espnet options>" of a system name
+system_conf() {
+    [[ "$1" =~ ${sys_re} ]]
+    local enc=transformer
+    [ "${BASH_REMATCH[1]}" = conv ] && enc=conv
+    local opts="--model_conf encoder_type=${enc} --model_conf num_codes=${BASH_REMATCH[3]}"
+    # as plain decimals: YAML would read "5e-3" as a string
+    [ -n "${BASH_REMATCH[5]}" ] && opts+=" --model_conf smooth_weight=$(awk -v x="${BASH_REMATCH[5]}" 'BEGIN {print x + 0}')"
+    [ -n "${BASH_REMATCH[8]}" ] && opts+=" --model_conf jitter_p=$(awk -v x="${BASH_REMATCH[8]}" 'BEGIN {print x + 0}')"
+    echo "${BASH_REMATCH[2]} ${opts}"
+}
+
+# extract FEAT SET: features of data/SET -> dump/FEAT/SET/feats.{scp,shape}
+extract() {
+    local feat=$1 x=$2 opts
+    case ${feat} in
+        mfcc) opts="--kind mfcc --n-mfcc 13 --deltas 2" ;;
+        logmel) opts="--kind logmel --n-mels 80" ;;
+        spec) opts="--kind stft --n-fft 512" ;;
+    esac
+    local d=dump/${feat}/${x} n j
+    if [ -f "${d}/feats.shape" ] && [ "${d}/feats.shape" -nt "data/${x}/wav.scp" ]; then
+        return 0  # up to date (a rerun for new --test-sets does not redo the training sets)
+    fi
+    n=$(wc -l < "data/${x}/wav.scp"); j=$(( n < nj ? n : nj ))
+    split_data "data/${x}" "${j}"
+    ${decode_cmd} JOB=1:"${j}" "${d}/log/feats.JOB.log" \
+        extract_feats ${opts} --sample-rate 16000 --win-ms 25 --hop-ms 10 "data/${x}/split${j}/JOB" "${d}/feats.JOB"
+    cat "${d}"/feats.*.scp | LC_ALL=C sort > "${d}/feats.scp.tmp" && mv "${d}/feats.scp.tmp" "${d}/feats.scp"
+    cat "${d}"/feats.*.utt2dur | LC_ALL=C sort > "${d}/utt2dur"
+    cat "${d}"/feats.*.shape | LC_ALL=C sort > "${d}/feats.shape.tmp" && mv "${d}/feats.shape.tmp" "${d}/feats.shape"
+}
+
+# holdout DIR: every k-th utterance (k = 20, smaller for tiny sets so that at least 2 are held out) of
+# DIR/feats.{scp,shape} -> DIR/{tr,cv}.{scp,shape} (the trainer's train / valid sets)
+holdout() {
+    local d=$1 ext n k
+    n=$(wc -l < "${d}/feats.scp")
+    k=$(( n / 2 < 20 ? n / 2 : 20 )); [ "${k}" -ge 2 ] || die "${d}/feats.scp: ${n} utterance(s), too few to train on"
+    for ext in scp shape; do
+        awk -v k="${k}" 'NR % k != 0' "${d}/feats.${ext}" > "${d}/tr.${ext}"
+        awk -v k="${k}" 'NR % k == 0' "${d}/feats.${ext}" > "${d}/cv.${ext}"
+    done
+}
+
+if stage_enabled 1; then
+    log "Stage 1: data -> data/{train,voice,test} (corpus: ${corpus})"
+    local/data.sh --unit-min "${unit_min}" --voice-min "${voice_min}" --test-min "${test_min}" --seed "${seed}" --nj "${nj}"
+    for x in train voice test; do validate_data_dir --no-text --no-feats "data/${x}"; done
+fi
+
+if stage_enabled 2; then
+    log "Stage 2: features -> dump/{mfcc,logmel}/<set>, dump/spec/voice; speaker ids -> dump/train_utt2sid"
+    for x in ${feat_sets}; do
+        require "data/${x}/wav.scp" "stage 1 (data) or your own data dir with a wav.scp"
+        validate_data_dir --no-text --no-feats "data/${x}"
+    done
+    for feat in mfcc logmel; do
+        for x in ${feat_sets}; do extract "${feat}" "${x}"; done
+        holdout "dump/${feat}/train"
+    done
+    extract spec voice
+    for feat in mfcc logmel spec; do [ -f "dump/${feat}/voice/feats.scp" ] && holdout "dump/${feat}/voice"; done
+    # speaker index of every training utterance (the decoder's speaker embedding)
+    awk '{print $2}' data/train/utt2spk | LC_ALL=C sort -u | awk '{print $1, NR - 1}' > dump/train_spk2sid
+    awk 'NR == FNR {sid[$1] = $2; next} {print $1, sid[$2]}' dump/train_spk2sid data/train/utt2spk > dump/train_utt2sid
+fi
+
+if stage_enabled 3; then
+    for x in ${test_sets}; do
+        if [ -f "data/${x}/phones.ctm" ]; then
+            log "Stage 3: ABX items of ${x} (triphones, across speaker) -> data/${x}/abx.item"
+            python -m local_models.bin.vqvae_make_items --ctm "data/${x}/phones.ctm" --utt2spk "data/${x}/utt2spk" --out "data/${x}/abx.item"
+        elif [ ! -f "data/${x}/abx.item" ]; then
+            log "Stage 3: ${x} has no phones.ctm and no abx.item: its ABX will not be computed (bitrate only)"
+        fi
+    done
+fi
+
+# train_vqvae CONF OUT FEAT [ESPnet options...]
+train_net() {
+    local conf=$1 out=$2; shift 2
+    run_logged "${out}" ${train_cmd} "${out}/train.log" \
+        python -m local_models.bin.vqvae_train --config "${conf}" --ngpu 0 --seed "${seed}" --resume true \
+            --output_dir "${out}" "$@"
+}
+
+if stage_enabled 4; then
+    conf=conf/tuning/train_vqvae${train_config_suffix}.yaml
+    require "${conf}" "a training config"
+    nspk=$(wc -l < dump/train_spk2sid)
+    for s in ${systems}; do
+        read -r feat opts <<< "$(system_conf "${s}")"
+        log "Stage 4: train ${s} (${feat}, ${opts}) -> exp/${s}"
+        d=dump/${feat}/train
+        require "${d}/tr.scp" "stage 2 (features)"
+        dim=$(head -1 "${d}/feats.shape" | cut -d' ' -f2 | cut -d, -f2)
+        train_net "${conf}" "exp/${s}" ${opts} --model_conf "idim=${dim}" --model_conf "num_speakers=${nspk}" \
+            --train_data_path_and_name_and_type "${d}/tr.scp,feats,kaldi_ark" \
+            --train_data_path_and_name_and_type "dump/train_utt2sid,sids,text_int" \
+            --valid_data_path_and_name_and_type "${d}/cv.scp,feats,kaldi_ark" \
+            --valid_data_path_and_name_and_type "dump/train_utt2sid,sids,text_int" \
+            --train_shape_file "${d}/tr.shape" --valid_shape_file "${d}/cv.shape"
+    done
+fi
+
+if stage_enabled 5; then
+    for s in ${systems}; do
+        read -r feat _ <<< "$(system_conf "${s}")"
+        for x in ${test_sets}; do
+            log "Stage 5: encode ${x} with ${s} -> exp/${s}/codes_${x}"
+            require "dump/${feat}/${x}/feats.scp" "stage 2 (features)"
+            blist=""
+            [ -f "data/${x}/bitrate_list" ] && blist="--bitrate-list data/${x}/bitrate_list"
+            # durations of the audio as read (data/<set>/utt2dur need not exist for a user's set)
+            run_logged "exp/${s}/codes_${x}" \
+                python -m local_models.bin.vqvae_extract --model-dir "exp/${s}" --utt2dur "dump/${feat}/${x}/utt2dur" ${blist} \
+                    "dump/${feat}/${x}/feats.scp" "exp/${s}/codes_${x}"
+        done
+    done
+fi
+
+if stage_enabled 6; then
+    ref=""
+    [ "${abx_reference}" = true ] && ref="--reference"
+    for x in ${test_sets}; do
+        [ -f "data/${x}/abx.item" ] || { log "Stage 6: no data/${x}/abx.item: no ABX for ${x}"; continue; }
+        log "Stage 6: ABX on ${x}: raw MFCC reference row and every system (ours${ref:+ + zerospeech-libriabx2})"
+        # librosa frames are centred at t * 10 ms; codes at 40 t + 15 ms (model.py)
+        python -m local_models.bin.vqvae_abx --feats "dump/mfcc/${x}/feats.scp" --items "data/${x}/abx.item" \
+            --frame-shift 0.01 --frame-offset 0 ${ref} --json "exp/mfcc_baseline/abx_${x}.json"
+        for s in ${systems}; do
+            python -m local_models.bin.vqvae_abx --feats "exp/${s}/codes_${x}/codes" \
+                --codebook "exp/${s}/codes_${x}/codebook.npy" --items "data/${x}/abx.item" \
+                --frame-shift 0.04 --frame-offset 0.015 ${ref} --json "exp/${s}/abx_${x}.json"
+        done
+    done
+fi
+
+inv=exp/inverter_${inverter_system}
+if stage_enabled 7; then
+    conf=conf/tuning/train_inverter${train_config_suffix}.yaml
+    require "${conf}" "a training config"
+    read -r feat _ <<< "$(system_conf "${inverter_system}")"
+    require "exp/${inverter_system}/valid.loss.best.pth" "stage 4 (VQ-VAE training)"
+    log "Stage 7: codebook inverter over ${inverter_system}'s codes, target voice -> ${inv}"
+    d=dump/${feat}/voice
+    train_net "${conf}" "${inv}" --model_conf "vqvae_config=exp/${inverter_system}/config.yaml" \
+        --model_conf "vqvae_model=exp/${inverter_system}/valid.loss.best.pth" \
+        --model_conf "n_bins=$(head -1 dump/spec/voice/feats.shape | cut -d' ' -f2 | cut -d, -f2)" \
+        --train_data_path_and_name_and_type "${d}/tr.scp,feats,kaldi_ark" \
+        --train_data_path_and_name_and_type "dump/spec/voice/tr.scp,spec,kaldi_ark" \
+        --valid_data_path_and_name_and_type "${d}/cv.scp,feats,kaldi_ark" \
+        --valid_data_path_and_name_and_type "dump/spec/voice/cv.scp,spec,kaldi_ark" \
+        --train_shape_file "${d}/tr.shape" --valid_shape_file "${d}/cv.shape"
+fi
+
+if stage_enabled 8; then
+    read -r feat _ <<< "$(system_conf "${inverter_system}")"
+    for x in ${test_sets}; do
+        out=${inv}/resynth_${x}
+        log "Stage 8: resynthesise ${x} in the target voice -> ${out}/wav"
+        list=""
+        [ -f "data/${x}/synthesis_list" ] && list="--utt-list data/${x}/synthesis_list"
+        run_logged "${out}" python -m local_models.bin.vqvae_resynth --model-dir "${inv}" ${list} \
+            --griffin-lim-iters "${griffin_lim_iters}" "dump/${feat}/${x}/feats.scp" "${out}"
+        if [ -f "data/${x}/voice_ref.scp" ]; then
+            python -m local_models.bin.mcd_score --ref "data/${x}/voice_ref.scp" --hyp "${out}/wav.scp" \
+                --json "${out}/mcd.json" --per-utt "${out}/mcd_per_utt.tsv"
+        fi
+    done
+fi
+
+if stage_enabled 9; then
+    log "Stage 9: scoring -> exp/results.json, RESULTS.md, exp/images/"
+    run_logged exp/score python -m local_models.bin.vqvae_score --corpus "${corpus}" --systems ${systems} \
+        --sets ${test_sets} --inverter "${inv}"
+fi
+log "Done (stages ${stage}-${stop_stage})"

@@ -1,0 +1,100 @@
+"""Smoke run of egs/zerospeech2019/unit1 on a tiny mini corpus, then encoding an unseen data dir."""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile
+
+ROOT = Path(__file__).resolve().parents[1]
+RECIPE = ROOT / "egs" / "zerospeech2019" / "unit1"
+SYSTEMS = "trf_mfcc_k128 conv_mfcc_k256 trf_mfcc_k64_s5e-3_j0.05"
+pytestmark = pytest.mark.skipif(not (ROOT / "tools" / "venv" / "bin" / "python").exists(),
+                                reason="needs tools/venv (make install)")
+
+
+def run(recipe, *args, check=True):
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "ZEROSPEECH2019")}
+    env["MAIN_ROOT"] = str(ROOT)
+    proc = subprocess.run(["bash", "run.sh", *args], cwd=recipe, env=env, capture_output=True, text=True)
+    if check:
+        assert proc.returncode == 0, f"run.sh {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr[-4000:]}"
+    return proc
+
+
+SMALL = ("--unit-min", "0.6", "--voice-min", "0.4", "--test-min", "0.4", "--train-config-suffix", "_smoke",
+         "--systems", SYSTEMS, "--inverter-system", "trf_mfcc_k128", "--griffin-lim-iters", "4")
+
+
+@pytest.fixture(scope="module")
+def recipe(tmp_path_factory):
+    dst = tmp_path_factory.mktemp("zs") / "unit1"
+    shutil.copytree(RECIPE, dst, ignore=shutil.ignore_patterns("data", "dump", "exp", "downloads", "RESULTS.md"))
+    run(dst, *SMALL)
+    return dst
+
+
+def test_full_run_writes_results(recipe):
+    results = json.loads((recipe / "exp" / "results.json").read_text())
+    assert results["corpus"] == "mini" and results["recipe"] == "zerospeech2019/unit1"
+    systems = results["systems"]
+    for name in SYSTEMS.split():
+        m = systems[name]["test"]
+        assert 0.0 <= m["abx"] <= 100.0 and 0.0 <= m["abx_libriabx2"] <= 100.0
+        assert 0.0 <= m["bitrate"] and 1 <= m["codes_used"] <= m["num_codes"]
+        assert (recipe / "exp" / name / "valid.loss.best.pth").exists()
+    # (a one-epoch conv model may still send every frame to one code: its BatchNorm statistics are not settled)
+    assert systems["trf_mfcc_k128"]["test"]["bitrate"] > 0 and systems["trf_mfcc_k128"]["test"]["codes_used"] > 1
+    assert systems["trf_mfcc_k128"]["test"]["num_codes"] == 128 and systems["trf_mfcc_k64_s5e-3_j0.05"]["test"]["num_codes"] == 64
+    conf = (recipe / "exp" / "trf_mfcc_k64_s5e-3_j0.05" / "config.yaml").read_text()
+    assert "smooth_weight: 0.005" in conf and "jitter_p: 0.05" in conf and "encoder_type: transformer" in conf
+    assert "encoder_type: conv" in (recipe / "exp" / "conv_mfcc_k256" / "config.yaml").read_text()
+    # raw MFCC reference row: a speaker-independent phone contrast is far better than chance on real phones
+    assert systems["mfcc_baseline"]["test"]["abx"] < 45
+    md = (recipe / "RESULTS.md").read_text()
+    for title in ("Table 1 shape", "Table 2 shape", "Table 3 shape", "Reference row: raw MFCC"):
+        assert title in md
+    assert "| 21.91 | 170.42 |" in md  # the paper's numbers stand beside ours
+    assert (recipe / "exp" / "images" / "abx_vs_bitrate.png").stat().st_size > 5000
+
+
+def test_resynthesis_in_target_voice(recipe):
+    inv = recipe / "exp" / "inverter_trf_mfcc_k128" / "resynth_test"
+    scp = dict(l.split(maxsplit=1) for l in (inv / "wav.scp").read_text().splitlines())
+    assert set(scp) == {l.split()[0] for l in (recipe / "data" / "test" / "synthesis_list").read_text().splitlines()}
+    wave, sr = soundfile.read(next(iter(scp.values())).strip())
+    assert sr == 16000 and 0.0 < np.abs(wave).max() < 1.0 and np.std(wave) > 1e-4  # not silent, not clipped
+    inverter = json.loads((recipe / "exp" / "results.json").read_text())["systems"]["inverter"]["test"]
+    assert inverter["mcd"] > 0 and inverter["resynth_utts"] == len(scp)
+
+
+def test_malformed_system_fails_before_any_work(recipe):
+    proc = run(recipe, "--systems", "trf_mfcc_k128 lstm_k3", check=False)
+    assert proc.returncode != 0 and "'lstm_k3' is not" in proc.stderr and "Stage 1" not in proc.stderr
+
+
+def test_rescoring_is_idempotent(recipe):
+    files = ("exp/results.json", "RESULTS.md", "exp/trf_mfcc_k128/abx_test.json")
+    before = {p: (recipe / p).read_bytes() for p in files}
+    run(recipe, "--stage", "6", "--stop-stage", "6", *SMALL)
+    run(recipe, "--stage", "9", *SMALL)
+    assert before == {p: (recipe / p).read_bytes() for p in files}
+
+
+def test_encode_unseen_data_dir(recipe):
+    """An unseen 22.05 kHz recording with only wav.scp: features (resampled to 16 kHz), codes and bitrate."""
+    wave, sr = soundfile.read(next((recipe / "downloads").rglob("T*.wav")))
+    path = recipe / "new.wav"
+    soundfile.write(path, np.interp(np.arange(0, len(wave), sr / 22050), np.arange(len(wave)), wave), 22050)
+    d = recipe / "data" / "new"
+    d.mkdir()
+    (d / "wav.scp").write_text(f"X9_0001 {path}\n")
+    (d / "utt2spk").write_text("X9_0001 X9\n")
+    (d / "spk2utt").write_text("X9 X9_0001\n")
+    run(recipe, "--stage", "2", "--stop-stage", "5", *SMALL, "--test-sets", "new")
+    codes = np.load(recipe / "exp" / "trf_mfcc_k128" / "codes_new" / "codes" / "X9_0001.npy")
+    assert codes.ndim == 1 and abs(len(codes) - len(wave) / sr / 0.04) <= 2
+    assert json.loads((recipe / "exp" / "trf_mfcc_k128" / "codes_new" / "bitrate.json").read_text())["bitrate"] > 0

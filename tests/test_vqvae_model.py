@@ -1,0 +1,111 @@
+"""Transformer / conv VQ-VAE parts (paper 003): EMA codebook, jitter, strides, losses, inverter."""
+import numpy as np
+import pytest
+import torch
+
+from local_models.vqvae.model import (STRIDE, CodebookInverter, EMACodebook, build_vqvae, temporal_jitter,
+                                      utterance_mvn, lengths_to_mask)
+
+
+def test_ema_update_matches_hand_computation():
+    cb = EMACodebook(num_codes=3, dim=2, decay=0.5, eps=0.0, dead_count=0.0)
+    cb.embed.copy_(torch.tensor([[0.0, 0.0], [10.0, 10.0], [-10.0, 0.0]]))
+    cb.ema_weight.copy_(cb.embed)
+    cb.ema_count.fill_(1.0)
+    z = torch.tensor([[[1.0, 1.0], [-1.0, 1.0], [9.0, 11.0], [100.0, 100.0]]])  # last frame is padding
+    mask = torch.tensor([[True, True, True, False]])
+    codes = cb.nearest(z)
+    assert codes[0, :3].tolist() == [0, 0, 1]
+    cb.ema_update(z, codes, mask)
+    # counts: N = 0.5 * 1 + 0.5 * [2, 1, 0] = [1.5, 1.0, 0.5]
+    assert torch.allclose(cb.ema_count, torch.tensor([1.5, 1.0, 0.5]))
+    # weights: m = 0.5 * e_old + 0.5 * sum z: code 0 -> 0.5 * [0, 2] = [0, 1]; code 1 -> 0.5*[10,10] + 0.5*[9,11]
+    want_w = torch.tensor([[0.0, 1.0], [9.5, 10.5], [-5.0, 0.0]])
+    assert torch.allclose(cb.ema_weight, want_w)
+    # eps = 0: no smoothing, e = m / N
+    assert torch.allclose(cb.embed, want_w / torch.tensor([1.5, 1.0, 0.5])[:, None])
+
+
+def test_dead_codes_restart_at_encoder_outputs():
+    torch.manual_seed(0)
+    cb = EMACodebook(num_codes=4, dim=2, decay=0.5, dead_count=0.8)
+    z = torch.randn(1, 50, 2) + 5.0
+    mask = torch.ones(1, 50, dtype=torch.bool)
+    cb.init_from(z, mask)
+    assert bool(cb.initialised) and (cb.embed - 5.0).abs().max() < 4  # codes start among the data
+    z2 = torch.zeros(1, 50, 2)
+    cb.ema_update(z2, torch.zeros(1, 50, dtype=torch.long), mask)
+    # codes 1..3 got no frames: counts 0.5 < 0.8 -> restarted at (noisy) copies of z2 rows
+    assert torch.allclose(cb.embed[1:], torch.zeros(3, 2), atol=1e-2) and (cb.ema_count[1:] == 1).all()
+
+
+def test_ema_smoothing_keeps_unused_codes_finite():
+    cb = EMACodebook(num_codes=4, dim=2, decay=0.0)
+    z = torch.zeros(1, 5, 2)
+    cb.ema_update(z, torch.zeros(1, 5, dtype=torch.long), torch.ones(1, 5, dtype=torch.bool))
+    assert torch.isfinite(cb.embed).all()
+
+
+def test_jitter_takes_codes_from_neighbours_only():
+    g = torch.Generator().manual_seed(0)
+    codes = torch.arange(200).repeat(8, 1)  # every position has a distinct code
+    lengths = torch.tensor([200, 150, 3, 1, 200, 200, 50, 2])
+    out = temporal_jitter(codes, lengths, 0.3, generator=g)
+    t = torch.arange(200)
+    shift = out - codes
+    assert set(shift.unique().tolist()) <= {-1, 0, 1}
+    valid = lengths_to_mask(lengths, 200)
+    assert (shift[:, 0] != -1).all()  # no left neighbour for the first frame
+    last = lengths - 1
+    assert (shift[torch.arange(8), last] != 1).all()  # never beyond the utterance end
+    frac = (shift[valid] != 0).float().mean().item()
+    assert 0.5 < frac < 0.65  # 2p = 0.6, minus the edges that keep their code
+    assert torch.equal(temporal_jitter(codes, lengths, 0.0), codes)
+    del t
+
+
+@pytest.mark.parametrize("enc", ["transformer", "conv"])
+def test_vqvae_stride_lengths_and_gradients(enc):
+    torch.manual_seed(0)
+    m = build_vqvae(enc, idim=13, num_speakers=3, num_codes=16, code_dim=8, enc_dim=32, heads=2, ff=64,
+                    smooth_weight=1e-2, jitter_p=0.05, spk_dim=4, dec_dim=32)
+    x = torch.randn(2, 43, 13)
+    lengths = torch.tensor([43, 21])
+    out = m(x, lengths, torch.tensor([0, 2]))
+    out["loss"].backward()
+    enc_grad = sum(p.grad.abs().sum() for p in m.encoder.parameters() if p.grad is not None)
+    assert enc_grad > 0  # straight-through estimator reaches the encoder
+    assert all(p.grad is None for p in m.codebook.parameters())  # EMA, no gradient
+    m.eval()
+    z, codes, zlen = m.encode(x, lengths)
+    assert zlen.tolist() == [43 // STRIDE, 21 // STRIDE] and codes.shape == (2, 43 // STRIDE)
+    assert int(codes.max()) < 16
+
+
+def test_padding_does_not_change_codes():
+    torch.manual_seed(0)
+    m = build_vqvae("transformer", idim=5, num_speakers=1, num_codes=8, code_dim=4, enc_dim=16, heads=2, ff=32).eval()
+    x = torch.randn(1, 24, 5)
+    padded = torch.cat([x, 50 * torch.randn(1, 16, 5)], 1)
+    _, c1, _ = m.encode(x, torch.tensor([24]))
+    _, c2, l2 = m.encode(padded, torch.tensor([24]))
+    # the last code's conv window reaches one frame past the end (zeros either way)
+    assert torch.equal(c1[0], c2[0, : int(l2[0])])
+
+
+def test_utterance_mvn_ignores_padding():
+    x = torch.tensor([[[1.0], [3.0], [1000.0]]])
+    y = utterance_mvn(x, torch.tensor([[True, True, False]]))
+    assert torch.allclose(y[0, :2, 0], torch.tensor([-1.0, 1.0]), atol=1e-4) and y[0, 2, 0] == 0
+
+
+def test_inverter_duplicates_codes_to_frame_rate():
+    inv = CodebookInverter(code_dim=8, n_bins=33, dim=16, heads=2, ff=32, layers=1)
+    e = torch.randn(2, 7, 8)
+    spec, lengths = inv(e, torch.tensor([7, 4]))
+    assert spec.shape == (2, 7 * STRIDE, 33) and lengths.tolist() == [28, 16] and (spec >= 0).all()
+
+
+def test_jitter_probability_is_checked():
+    with pytest.raises(ValueError, match="jitter_p"):
+        build_vqvae("conv", idim=5, num_speakers=1, jitter_p=0.6)
