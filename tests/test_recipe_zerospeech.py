@@ -62,6 +62,7 @@ def test_full_run_writes_results(recipe):
 
 
 def test_resynthesis_in_target_voice(recipe):
+    assert (recipe / "exp" / "inverter_trf_mfcc_k128" / "V001" / "valid.loss.best.pth").is_file()  # one per voice
     inv = recipe / "exp" / "inverter_trf_mfcc_k128" / "resynth_test"
     scp = dict(l.split(maxsplit=1) for l in (inv / "wav.scp").read_text().splitlines())
     assert set(scp) == {l.split()[0] for l in (recipe / "data" / "test" / "synthesis_list").read_text().splitlines()}

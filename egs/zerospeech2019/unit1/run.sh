@@ -187,35 +187,63 @@ if stage_enabled 6; then
 fi
 
 inv=exp/inverter_${inverter_system}
+# one inverter per target voice (speakers of data/voice: V001 in the mini corpus, V001 + V002 in ZeroSpeech 2019)
+voices=$( [ -f data/voice/spk2utt ] && cut -d' ' -f1 data/voice/spk2utt | tr '\n' ' ' || true)
 if stage_enabled 7; then
     conf=conf/tuning/train_inverter${train_config_suffix}.yaml
     require "${conf}" "a training config"
     read -r feat _ <<< "$(system_conf "${inverter_system}")"
     require "exp/${inverter_system}/valid.loss.best.pth" "stage 4 (VQ-VAE training)"
-    log "Stage 7: codebook inverter over ${inverter_system}'s codes, target voice -> ${inv}"
-    d=dump/${feat}/voice
-    train_net "${conf}" "${inv}" --model_conf "vqvae_config=exp/${inverter_system}/config.yaml" \
-        --model_conf "vqvae_model=exp/${inverter_system}/valid.loss.best.pth" \
-        --model_conf "n_bins=$(head -1 dump/spec/voice/feats.shape | cut -d' ' -f2 | cut -d, -f2)" \
-        --train_data_path_and_name_and_type "${d}/tr.scp,feats,kaldi_ark" \
-        --train_data_path_and_name_and_type "dump/spec/voice/tr.scp,spec,kaldi_ark" \
-        --valid_data_path_and_name_and_type "${d}/cv.scp,feats,kaldi_ark" \
-        --valid_data_path_and_name_and_type "dump/spec/voice/cv.scp,spec,kaldi_ark" \
-        --train_shape_file "${d}/tr.shape" --valid_shape_file "${d}/cv.shape"
+    for v in ${voices}; do
+        log "Stage 7: codebook inverter over ${inverter_system}'s codes, target voice ${v} -> ${inv}/${v}"
+        lists=${inv}/${v}/lists
+        mkdir -p "${lists}"
+        for part in tr cv; do  # this voice's utterances (speaker = id prefix)
+            for f in "dump/${feat}/voice/${part}.scp" "dump/${feat}/voice/${part}.shape" "dump/spec/voice/${part}.scp"; do
+                awk -v v="${v}" 'index($1, v "_") == 1' "${f}" > "${lists}/$(basename "$(dirname "$(dirname "${f}")")")_${part}.$(basename "${f}" | cut -d. -f2)"
+            done
+        done
+        train_net "${conf}" "${inv}/${v}" --model_conf "vqvae_config=exp/${inverter_system}/config.yaml" \
+            --model_conf "vqvae_model=exp/${inverter_system}/valid.loss.best.pth" \
+            --model_conf "n_bins=$(head -1 dump/spec/voice/feats.shape | cut -d' ' -f2 | cut -d, -f2)" \
+            --train_data_path_and_name_and_type "${lists}/${feat}_tr.scp,feats,kaldi_ark" \
+            --train_data_path_and_name_and_type "${lists}/spec_tr.scp,spec,kaldi_ark" \
+            --valid_data_path_and_name_and_type "${lists}/${feat}_cv.scp,feats,kaldi_ark" \
+            --valid_data_path_and_name_and_type "${lists}/spec_cv.scp,spec,kaldi_ark" \
+            --train_shape_file "${lists}/${feat}_tr.shape" --valid_shape_file "${lists}/${feat}_cv.shape"
+    done
 fi
 
 if stage_enabled 8; then
     read -r feat _ <<< "$(system_conf "${inverter_system}")"
+    first_voice=${voices%% *}
     for x in ${test_sets}; do
         out=${inv}/resynth_${x}
-        log "Stage 8: resynthesise ${x} in the target voice -> ${out}/wav"
-        list=""
-        [ -f "data/${x}/synthesis_list" ] && list="--utt-list data/${x}/synthesis_list"
-        run_logged "${out}" python -m local_models.bin.vqvae_resynth --model-dir "${inv}" ${list} \
-            --griffin-lim-iters "${griffin_lim_iters}" "dump/${feat}/${x}/feats.scp" "${out}"
+        require "dump/${feat}/${x}/feats.scp" "stage 2 (features)"
+        # <utt> <voice>: the synthesis list, else every utterance in the first voice
+        mkdir -p "${inv}"
+        if [ -f "data/${x}/synthesis_list" ]; then
+            awk -v d="${first_voice}" '{print $1, (NF > 1 ? $2 : d)}' "data/${x}/synthesis_list"
+        else
+            awk -v d="${first_voice}" '{print $1, d}' "dump/${feat}/${x}/feats.scp"
+        fi > "${inv}/synthesis_list_${x}.tmp"
+        rm -rf "${out}"; mkdir -p "${out}"; mv "${inv}/synthesis_list_${x}.tmp" "${out}/synthesis_list"
+        for v in $(awk '{print $2}' "${out}/synthesis_list" | LC_ALL=C sort -u); do
+            [ -f "${inv}/${v}/valid.loss.best.pth" ] || die "data/${x}/synthesis_list asks for voice ${v}: no inverter ${inv}/${v} (voices: ${voices})"
+            log "Stage 8: resynthesise ${x} in the target voice ${v} -> ${out}/${v}/wav"
+            awk -v v="${v}" '$2 == v' "${out}/synthesis_list" > "${out}/list_${v}"
+            run_logged "${out}/${v}" python -m local_models.bin.vqvae_resynth --model-dir "${inv}/${v}" \
+                --utt-list "${out}/list_${v}" --griffin-lim-iters "${griffin_lim_iters}" \
+                "dump/${feat}/${x}/feats.scp" "${out}/${v}"
+        done
+        cat "${out}"/*/wav.scp | LC_ALL=C sort > "${out}/wav.scp"
         if [ -f "data/${x}/voice_ref.scp" ]; then
             python -m local_models.bin.mcd_score --ref "data/${x}/voice_ref.scp" --hyp "${out}/wav.scp" \
                 --json "${out}/mcd.json" --per-utt "${out}/mcd_per_utt.tsv"
+            # reference point: the test speaker's own recording against the target voice (no conversion at all)
+            awk 'NR == FNR {keep[$1]; next} $1 in keep' "${out}/wav.scp" "data/${x}/wav.scp" > "${out}/source_wav.scp"
+            python -m local_models.bin.mcd_score --ref "data/${x}/voice_ref.scp" --hyp "${out}/source_wav.scp" \
+                --json "${out}/mcd_source.json"
         fi
     done
 fi
