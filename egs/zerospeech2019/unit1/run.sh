@@ -7,11 +7,13 @@
 #         4 train the VQ-VAE of every system in ${systems} (ESPnet2 trainer -> exp/<system>; resumes)
 #         5 encode the test sets: codes, codebook, bitrate (exp/<system>/codes_<set>)
 #         6 ABX (ours + zerospeech-libriabx2) of the raw MFCC reference and every system
-#         7 train the codebook inverter on the target voice over ${inverter_system}'s codes
-#         8 resynthesise the synthesis list in the target voice (inverter + Griffin-Lim); MCD when a
-#           reference rendition exists (mini corpus)
+#         7 train a codebook inverter per target voice (speakers of data/voice) over ${inverter_system}'s codes
+#         8 resynthesise the synthesis list in its target voices (inverter + Griffin-Lim); MCD and log-F0 RMSE
+#           when a reference rendition exists (mini corpus), beside the unconverted source's
+#           (exp/inverter_<system>/resynth_<set>/<voice>/wav)
 #         9 score: exp/results.json, RESULTS.md (paper Tables 1-3 shapes), exp/images/
-# Any data dir with a wav.scp (16 kHz) can be encoded / scored: ./run.sh --stage 2 --test-sets "my_set".
+# Any data dir with a wav.scp (any sample rate: resampled to 16 kHz) can be encoded, its bitrate measured
+# (ABX too with a phones.ctm or abx.item) and resynthesised: ./run.sh --stage 2 --test-sets "my_set".
 set -euo pipefail
 cd "$(dirname "$0")"
 . ./path.sh
