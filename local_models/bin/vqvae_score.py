@@ -208,6 +208,9 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
     if missing:
         lines.append(f"- Not run here (rows carry the paper's numbers only): {', '.join(f'`{n}`' for n in missing)}; "
                      "give them with `--systems`.")
+    if any("does NOT hold" in l for l in claims(systems, s)):
+        lines.append("- The paper's ordering (Transformer VQ-VAE below the conv VQ-VAE) is not reproduced at this "
+                     "training budget; whether it appears with longer training or the paper-size configs is untested.")
     lines.append("- Models are the tiny configs unless `--train-config-suffix \"\"` (paper size) was given: see "
                  "exp/<system>/config.yaml.")
     with atomic_open(path) as f:
