@@ -51,7 +51,6 @@ def test_jitter_takes_codes_from_neighbours_only():
     codes = torch.arange(200).repeat(8, 1)  # every position has a distinct code
     lengths = torch.tensor([200, 150, 3, 1, 200, 200, 50, 2])
     out = temporal_jitter(codes, lengths, 0.3, generator=g)
-    t = torch.arange(200)
     shift = out - codes
     assert set(shift.unique().tolist()) <= {-1, 0, 1}
     valid = lengths_to_mask(lengths, 200)
@@ -61,7 +60,6 @@ def test_jitter_takes_codes_from_neighbours_only():
     frac = (shift[valid] != 0).float().mean().item()
     assert 0.5 < frac < 0.65  # 2p = 0.6, minus the edges that keep their code
     assert torch.equal(temporal_jitter(codes, lengths, 0.0), codes)
-    del t
 
 
 @pytest.mark.parametrize("enc", ["transformer", "conv"])

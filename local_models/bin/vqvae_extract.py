@@ -16,8 +16,8 @@ from tqdm import tqdm
 
 from local_models.common.datadir import DataDirError, atomic_open, read_table
 from local_models.vqvae.bitrate import bitrate
-from local_models.vqvae.featio import load_features
-from local_models.vqvae.task import VQVAETask
+from local_models.vqvae.featio import load_features, read_utt_list
+from local_models.vqvae.task import VQVAEModel, load_trained
 
 
 def get_parser():
@@ -30,17 +30,6 @@ def get_parser():
     p.add_argument("feats", help="features (kaldiio .scp) of the set to encode")
     p.add_argument("out_dir")
     return p
-
-
-def load_vqvae(model_dir: Path, model_file: str):
-    conf, ckpt = model_dir / "config.yaml", model_dir / model_file
-    for f in (conf, ckpt):
-        if not f.is_file():
-            raise FileNotFoundError(f"{f}: missing (train the model first)")
-    model, _ = VQVAETask.build_model_from_file(str(conf), str(ckpt), "cpu")
-    if not hasattr(model, "encode"):
-        raise ValueError(f"{conf}: not a VQ-VAE (model: {type(model).__name__})")
-    return model.eval()
 
 
 def encode_all(model, feats) -> dict:
@@ -69,20 +58,15 @@ def write_codes(out: Path, codes: dict, codebook: np.ndarray) -> None:
 
 def main(argv=None):
     args = get_parser().parse_args(argv)
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     out = Path(args.out_dir)
     try:
-        model = load_vqvae(Path(args.model_dir), args.model_file)
+        model = load_trained(args.model_dir, args.model_file, VQVAEModel)
         codes = encode_all(model, load_features(args.feats))
         codebook = model.vqvae.codebook.embed.numpy().copy()
         write_codes(out, codes, codebook)
         if args.utt2dur:
             durs = read_table(args.utt2dur)
-            keep = [l.split()[0] for l in Path(args.bitrate_list).read_text().splitlines() if l.strip()] \
-                if args.bitrate_list else list(codes)
-            missing = [u for u in keep if u not in codes]
-            if missing:
-                raise DataDirError(args.bitrate_list, None, f"{len(missing)} utterance(s) not encoded, e.g. {missing[0]}")
+            keep = read_utt_list(args.bitrate_list, codes) if args.bitrate_list else list(codes)
             br = bitrate({u: codes[u] for u in keep}, durs)
             used = len(np.unique(np.concatenate([codes[u] for u in keep])))
             with atomic_open(out / "bitrate.json") as f:

@@ -17,8 +17,8 @@ import torch
 from tqdm import tqdm
 
 from local_models.common.datadir import DataDirError, atomic_open, write_table
-from local_models.vqvae.featio import load_features
-from local_models.vqvae.task import VQVAETask
+from local_models.vqvae.featio import load_features, read_utt_list
+from local_models.vqvae.task import InverterModel, load_trained
 
 
 def get_parser():
@@ -45,32 +45,13 @@ def griffin_lim(mag: np.ndarray, args) -> np.ndarray:
                               n_fft=args.n_fft, window="hann", center=True, random_state=0)
 
 
-def read_list(path, feats) -> list:
-    utts = []
-    for lineno, line in enumerate(Path(path).read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        utt = line.split()[0]
-        if utt not in feats:
-            raise DataDirError(path, lineno, f"'{utt}' has no features")
-        utts.append(utt)
-    return utts
-
-
 def main(argv=None):
     args = get_parser().parse_args(argv)
     out = Path(args.out_dir)
     try:
-        conf, ckpt = Path(args.model_dir) / "config.yaml", Path(args.model_dir) / args.model_file
-        for f in (conf, ckpt):
-            if not f.is_file():
-                raise FileNotFoundError(f"{f}: missing (train the inverter first)")
-        model, _ = VQVAETask.build_model_from_file(str(conf), str(ckpt), "cpu")
-        if not hasattr(model, "predict"):
-            raise ValueError(f"{conf}: not a codebook inverter")
-        model.eval()
+        model = load_trained(args.model_dir, args.model_file, InverterModel)
         feats = load_features(args.feats)
-        utts = read_list(args.utt_list, feats) if args.utt_list else sorted(feats)
+        utts = read_utt_list(args.utt_list, feats) if args.utt_list else sorted(feats)
         (out / "wav").mkdir(parents=True, exist_ok=True)
         wav_scp, peaks, audio_s, proc_s = {}, [], 0.0, 0.0
         for utt in tqdm(utts, desc="vqvae_resynth", mininterval=5, disable=None):

@@ -13,13 +13,13 @@ import numpy as np
 import torch
 from typeguard import typechecked
 
-from espnet2.tasks.abs_task import AbsTask
 from espnet2.torch_utils.device_funcs import force_gatherable
 from espnet2.train.abs_espnet_model import AbsESPnetModel
 from espnet2.train.class_choices import ClassChoices
 from espnet2.train.collate_fn import CommonCollateFn
-from espnet2.train.trainer import Trainer
 from espnet2.utils.types import float_or_none
+
+from local_models.common.espnet_task import LocalTask
 
 from .nets import AbsSADNet, CNN1dSAD, RNNSAD, SegRNNSAD
 
@@ -65,19 +65,13 @@ class ESPnetSADModel(AbsESPnetModel):
         return {}
 
 
-class SADTask(AbsTask):
-    num_optimizers: int = 1
+class SADTask(LocalTask):
     class_choices_list = [model_choices]
-    trainer = Trainer
 
     @classmethod
-    def add_task_arguments(cls, parser: argparse.ArgumentParser):
-        group = parser.add_argument_group(description="Task related")
+    def add_options(cls, group) -> None:
         group.add_argument("--pos_weight", type=float_or_none, default=None,
                            help="BCE weight of the speech class (None: 1)")
-        for class_choices in cls.class_choices_list:
-            class_choices.add_arguments(group)
-        return parser
 
     @classmethod
     @typechecked
@@ -88,16 +82,8 @@ class SADTask(AbsTask):
         return CommonCollateFn(float_pad_value=0.0, int_pad_value=-1)
 
     @classmethod
-    def build_preprocess_fn(cls, args: argparse.Namespace, train: bool):
-        return None
-
-    @classmethod
     def required_data_names(cls, train: bool = True, inference: bool = False) -> Tuple[str, ...]:
         return ("feats",) if inference else ("feats", "labels")
-
-    @classmethod
-    def optional_data_names(cls, train: bool = True, inference: bool = False) -> Tuple[str, ...]:
-        return ()
 
     @classmethod
     @typechecked

@@ -55,3 +55,14 @@ def write_npy_dir(features: Mapping, directory: Union[str, os.PathLike], dtype=n
         out[utt] = directory / f"{utt}.npy"
         np.save(out[utt], np.asarray(feat, dtype=dtype))
     return out
+
+
+def read_utt_list(path, available: Mapping) -> list:
+    """Utterance ids (first column; more columns allowed) of a list file, each checked against `available`."""
+    from local_models.common.datadir import DataDirError, _line_of, read_table
+
+    utts = list(read_table(path, allow_empty_value=True))
+    for utt in utts:
+        if utt not in available:
+            raise DataDirError(path, _line_of(path, utt), f"'{utt}' is not among the {len(available)} utterances given")
+    return utts

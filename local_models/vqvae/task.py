@@ -15,12 +15,12 @@ import numpy as np
 import torch
 from typeguard import typechecked
 
-from espnet2.tasks.abs_task import AbsTask
 from espnet2.torch_utils.device_funcs import force_gatherable
 from espnet2.train.abs_espnet_model import AbsESPnetModel
 from espnet2.train.class_choices import ClassChoices
 from espnet2.train.collate_fn import CommonCollateFn
-from espnet2.train.trainer import Trainer
+
+from local_models.common.espnet_task import LocalTask
 
 from .model import STRIDE, CodebookInverter, build_vqvae, lengths_to_mask
 
@@ -98,17 +98,8 @@ model_choices = ClassChoices(
 )
 
 
-class VQVAETask(AbsTask):
-    num_optimizers: int = 1
+class VQVAETask(LocalTask):
     class_choices_list = [model_choices]
-    trainer = Trainer
-
-    @classmethod
-    def add_task_arguments(cls, parser: argparse.ArgumentParser):
-        group = parser.add_argument_group(description="Task related")
-        for class_choices in cls.class_choices_list:
-            class_choices.add_arguments(group)
-        return parser
 
     @classmethod
     @typechecked
@@ -116,10 +107,6 @@ class VQVAETask(AbsTask):
         [Collection[Tuple[str, Dict[str, np.ndarray]]]], Tuple[List[str], Dict[str, torch.Tensor]]
     ]:
         return CommonCollateFn(float_pad_value=0.0, int_pad_value=0, not_sequence=["sids"])
-
-    @classmethod
-    def build_preprocess_fn(cls, args: argparse.Namespace, train: bool):
-        return None
 
     @classmethod
     def required_data_names(cls, train: bool = True, inference: bool = False) -> Tuple[str, ...]:
@@ -135,4 +122,20 @@ class VQVAETask(AbsTask):
         return model_choices.get_class(args.model)(**(args.model_conf or {}))
 
 
-__all__ = ["VQVAETask", "VQVAEModel", "InverterModel", "STRIDE"]
+def load_trained(model_dir, model_file: str = "valid.loss.best.pth", kind=None) -> AbsESPnetModel:
+    """The model trained into exp dir `model_dir` (config.yaml + model_file), in eval mode, on the CPU.
+
+    kind: VQVAEModel or InverterModel to insist on; the error names the config that holds something else."""
+    from pathlib import Path
+
+    conf, ckpt = Path(model_dir) / "config.yaml", Path(model_dir) / model_file
+    for f in (conf, ckpt):
+        if not f.is_file():
+            raise FileNotFoundError(f"{f}: missing (train the model first)")
+    model, _ = VQVAETask.build_model_from_file(str(conf), str(ckpt), "cpu")
+    if kind is not None and not isinstance(model, kind):
+        raise ValueError(f"{conf}: holds a {type(model).__name__}, not a {kind.__name__}")
+    return model.eval()
+
+
+__all__ = ["VQVAETask", "VQVAEModel", "InverterModel", "STRIDE", "load_trained"]

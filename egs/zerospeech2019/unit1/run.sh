@@ -200,9 +200,9 @@ if stage_enabled 7; then
         log "Stage 7: codebook inverter over ${inverter_system}'s codes, target voice ${v} -> ${inv}/${v}"
         lists=${inv}/${v}/lists
         mkdir -p "${lists}"
-        for part in tr cv; do  # this voice's utterances (speaker = id prefix)
-            for f in "dump/${feat}/voice/${part}.scp" "dump/${feat}/voice/${part}.shape" "dump/spec/voice/${part}.scp"; do
-                awk -v v="${v}" 'index($1, v "_") == 1' "${f}" > "${lists}/$(basename "$(dirname "$(dirname "${f}")")")_${part}.$(basename "${f}" | cut -d. -f2)"
+        for part in tr cv; do  # this voice's utterances (speaker = id prefix) -> ${lists}/{<feat>,spec}_<part>.*
+            for f in ${feat}/voice/${part}.scp ${feat}/voice/${part}.shape spec/voice/${part}.scp; do
+                awk -v v="${v}" 'index($1, v "_") == 1' "dump/${f}" > "${lists}/${f%%/*}_${f##*/}"
             done
         done
         train_net "${conf}" "${inv}/${v}" --model_conf "vqvae_config=exp/${inverter_system}/config.yaml" \
