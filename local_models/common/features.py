@@ -92,3 +92,44 @@ def shard_writer(prefix) -> Iterator[Dict[str, np.ndarray]]:
     os.replace(tmp_ark, ark)
     with atomic_open(f"{prefix}.scp") as f:
         f.writelines(f"{utt} {ark}:{off}\n" for utt, off in offsets.items())
+
+
+class ArkStream:
+    """Write matrices one at a time to `<prefix>.ark` + `<prefix>.scp` without holding a corpus in memory.
+
+    Same atomicity as `shard_writer`: the ark grows under a temp name and is renamed on `close()`, and the scp
+    is written last; an exception inside `with ArkStream(...)` leaves neither file behind."""
+
+    def __init__(self, prefix):
+        self.prefix = Path(prefix).absolute()
+        self.prefix.parent.mkdir(parents=True, exist_ok=True)
+        self.ark, self.tmp = f"{self.prefix}.ark", f"{self.prefix}.ark.tmp"
+        self.offsets: Dict[str, int] = {}
+        self.f = open(self.tmp, "wb")
+
+    def write(self, utt: str, mat: np.ndarray) -> None:
+        import kaldiio
+
+        if utt in self.offsets:
+            raise ValueError(f"{self.ark}: key '{utt}' written twice")
+        self.f.write((utt + " ").encode())
+        self.offsets[utt] = self.f.tell()
+        kaldiio.save_mat(self.f, np.asarray(mat))
+
+    def close(self) -> None:
+        self.f.close()
+        os.replace(self.tmp, self.ark)
+        with atomic_open(f"{self.prefix}.scp") as f:
+            f.writelines(f"{utt} {self.ark}:{off}\n" for utt, off in sorted(self.offsets.items(),
+                                                                           key=lambda kv: kv[0].encode()))
+
+    def abort(self) -> None:
+        self.f.close()
+        if os.path.exists(self.tmp):
+            os.remove(self.tmp)
+
+    def __enter__(self) -> "ArkStream":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.abort() if exc_type is not None else self.close()

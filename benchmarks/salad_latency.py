@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""CPU inference latency vs generated length of the SALAD recipe's models (paper Table 3, Fig. 3).
+
+For every system: the model at the size of conf/tuning/train_<system><suffix>.yaml (default: the paper's sizes;
+weights random unless --trained, since speed does not depend on them), batch 1, synthesising every test file of
+a speaker's dump plus long inputs (test files concatenated) up to --max-seconds of speech. Each dot = one
+synthesis (best of --repeats). A RANSAC linear fit (scikit-learn) of latency on length gives the latency at
+--max-seconds (Table 3's "max. latency") and the speed-up over Big RNN there. Precision fp32, or bf16 autocast
+(the CPU's AMX units), or both; thread count stated. Writes <recipe>/exp/latency.json and exp/images/latency.png.
+
+  python benchmarks/salad_latency.py [--recipe egs/tcstar/tts1] [--precision fp32 bf16] [--threads 2]
+"""
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIFT_S = 0.005
+
+
+def get_parser():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--recipe", default=str(ROOT / "egs/tcstar/tts1"))
+    p.add_argument("--speaker", default="M1", help="whose test dump supplies the inputs")
+    p.add_argument("--systems", default="small_rnn small_salad big_rnn big_salad big_salad_win")
+    p.add_argument("--config-suffix", default="", help="'' paper sizes, _tiny the mini-corpus sizes")
+    p.add_argument("--trained", action="store_true", help="time exp/<speaker>/<system> (trained weights)")
+    p.add_argument("--precision", nargs="+", default=["fp32", "bf16"], choices=["fp32", "bf16"])
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--max-seconds", type=float, default=35.0)
+    p.add_argument("--long-steps", type=int, default=7, help="long inputs, evenly spaced up to --max-seconds")
+    p.add_argument("--max-files", type=int, default=20, help="test files timed per system")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--out", help="default <recipe>/exp/latency.json")
+    return p
+
+
+def inputs(recipe: Path, speaker: str, max_files: int, max_s: float, steps: int):
+    """[(name, (T, D) linguistic frames)]: test files + concatenations up to max_s."""
+    import kaldiio
+
+    from local_models.common.datadir import read_table
+
+    scp = recipe / "dump" / speaker / f"{speaker}_test" / "ling.scp"
+    if not scp.is_file():
+        raise SystemExit(f"salad_latency: {scp} missing: run the recipe up to stage 3 first")
+    mats = [np.asarray(kaldiio.load_mat(p), dtype=np.float32) for p in read_table(scp).values()]
+    out = [(f"test{i}", m) for i, m in enumerate(mats[:max_files])]
+    pool = np.concatenate(mats)
+    while len(pool) * SHIFT_S < max_s:
+        pool = np.concatenate([pool, pool])
+    for k in range(1, steps + 1):
+        n = int(round(max_s * k / steps / SHIFT_S))
+        out.append((f"long{n}", pool[:n]))
+    return out
+
+
+def build(recipe: Path, system: str, suffix: str, idim: int, trained: bool, speaker: str):
+    import torch
+    import yaml
+
+    from local_models.salad.model import build as build_net
+    from local_models.salad.task import load_trained
+
+    if trained:
+        return load_trained(recipe / "exp" / speaker / system).net
+    conf = yaml.safe_load((recipe / "conf" / "tuning" / f"train_{system}{suffix}.yaml").read_text())
+    torch.manual_seed(0)
+    return build_net(conf["model"], idim, **conf["model_conf"]).eval()
+
+
+def time_one(net, x: np.ndarray, precision: str, repeats: int) -> float:
+    import torch
+
+    t = torch.from_numpy(x)[None]
+    lengths = torch.tensor([len(x)])
+    best = float("inf")
+    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
+        for _ in range(repeats):
+            start = time.perf_counter()
+            net(t, lengths)
+            best = min(best, time.perf_counter() - start)
+    return best
+
+
+def ransac(seconds, latency, at: float) -> dict:
+    from sklearn.linear_model import LinearRegression, RANSACRegressor
+
+    x, y = np.asarray(seconds)[:, None], np.asarray(latency)
+    fit = RANSACRegressor(LinearRegression(), random_state=0).fit(x, y)
+    est = fit.estimator_
+    return {"slope": float(est.coef_[0]), "intercept": float(est.intercept_),
+            "latency_at_max_s": float(est.predict([[at]])[0]), "inliers": int(fit.inlier_mask_.sum())}
+
+
+def plot(points: dict, fits: dict, path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for s, pts in points.items():
+        sec, lat = zip(*pts)
+        line = ax.plot(sec, lat, "o", ms=3, label=s)[0]
+        xs = np.array([0, max(sec)])
+        ax.plot(xs, fits[s]["intercept"] + fits[s]["slope"] * xs, "-", color=line.get_color())
+    ax.set_xlabel("generated speech [s]")
+    ax.set_ylabel("inference time [s]")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main(argv=None):
+    args = get_parser().parse_args(argv)
+    import torch
+
+    from local_models.common.results import hardware
+
+    torch.set_num_threads(args.threads)
+    recipe = Path(args.recipe).resolve()
+    data = inputs(recipe, args.speaker, args.max_files, args.max_seconds, args.long_steps)
+    idim = data[0][1].shape[1]
+    report = {"threads": args.threads, "hardware": hardware(), "max_seconds": args.max_seconds,
+              "config_suffix": args.config_suffix, "trained": args.trained, "by_precision": {}}
+    for prec in args.precision:
+        points, fits, params = {}, {}, {}
+        for s in args.systems.split():
+            net = build(recipe, s, args.config_suffix, idim, args.trained, args.speaker)
+            params[s] = sum(p.numel() for p in net.parameters())
+            time_one(net, data[0][1], prec, 1)  # warm-up (allocator, oneDNN kernels)
+            points[s] = [(len(x) * SHIFT_S, time_one(net, x, prec, args.repeats)) for _, x in data]
+            fits[s] = ransac(*zip(*points[s]), at=args.max_seconds)
+            print(f"{prec} {s}: {params[s] / 1e6:.2f} M params, latency at {args.max_seconds:.0f} s "
+                  f"{fits[s]['latency_at_max_s']:.3f} s (slope {fits[s]['slope']:.4f})", flush=True)
+        base = fits.get("big_rnn", {}).get("latency_at_max_s")
+        for s, f in fits.items():
+            f["speedup_vs_big_rnn"] = base / f["latency_at_max_s"] if base else None
+            f["params"] = params[s]
+        report["by_precision"][prec] = {"fits": fits, "points": points}
+        plot(points, fits, recipe / "exp" / "images" / f"latency_{prec}.png",
+             f"CPU inference time, {prec}, {args.threads} thread(s) (paper Fig. 3)")
+    # the headline (RESULTS.md Table 3): fp32 when measured, as the paper
+    head = "fp32" if "fp32" in report["by_precision"] else args.precision[0]
+    report.update(precision=head, fits=report["by_precision"][head]["fits"])
+    out = Path(args.out) if args.out else recipe / "exp" / "latency.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1))
+    print(f"salad_latency: {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Write data/<spk>_{train,valid,test}: TC-STAR when db.sh sets TCSTAR, else the espeak-ng Spanish mini corpus
+# (audio, transcripts and labels with true phone times in downloads/mini/).
+set -euo pipefail
+. ./path.sh
+. ./db.sh
+mini_utts=240   # mini corpus: utterances per speaker
+seed=0          # mini corpus: sentences
+nj=2            # mini corpus: synthesis processes
+speakers=""     # real corpus: speaker directories to use (default: all)
+. parse_options.sh
+
+if [ -n "${TCSTAR}" ]; then
+    [ -d "${TCSTAR}" ] || die "db.sh: TCSTAR=${TCSTAR} is not a directory"
+    log "Reading TC-STAR at ${TCSTAR}"
+    python local/prepare_tcstar.py ${speakers:+--speakers ${speakers}} "${TCSTAR}" data
+else
+    log "Building the Spanish mini corpus (${mini_utts} utterances per speaker, seed ${seed})"
+    python local/make_mini_corpus.py --utts "${mini_utts}" --seed "${seed}" --nj "${nj}" downloads/mini
+    # mini corpus: 80 / 10 / 10 % of each speaker's audio
+    python local/prepare_tcstar.py --valid-share 0.1 --test-share 0.1 downloads/mini data
+fi
+for d in data/*_train data/*_valid data/*_test; do
+    validate_data_dir --no-feats "${d}"
+done

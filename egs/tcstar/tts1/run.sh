@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# TC-STAR Spanish (paper 000, Pascual et al.): SALAD vs MUSA-RNN acoustic models, forced durations.
+# Stages: 1 data (TC-STAR via db.sh, else the espeak-ng Spanish mini corpus: male M1 + female F1)
+#         2 labels: full-context labels with phone times for every utterance that has none (front end +
+#           espeak-ng rendition DTW-aligned to the recording) -> data/<set>/lab.scp
+#         3 features: WORLD 43-dim acoustic + question-file linguistic frames (dump/<spk>/<set>), train
+#           statistics (dump/<spk>/stats.npz), stateful windows (dump/<spk>/train_windows)
+#         4 train every system of ${systems} for every speaker (ESPnet2 trainer -> exp/<spk>/<system>; resumes)
+#         5 decode the test sets with forced durations: predicted frames, MCD / F0 RMSE / V/UV per utterance,
+#           WORLD-synthesised wavs (exp/<spk>/<system>/decode_<set>)
+#         6 score: exp/results.json, RESULTS.md (paper Table 2 shape), F0 histograms (Fig. 2)
+# Any data dir with wav.scp + text (lab.scp optional; any sample rate, resampled to 16 kHz) can be decoded and
+# scored: ./run.sh --stage 2 --test_sets "my_set". Set <spk>_* is decoded by speaker <spk>'s models, any other
+# set by every speaker's. Speed (paper Table 3, Fig. 3) is measured by benchmarks/salad_latency.py.
+set -euo pipefail
+cd "$(dirname "$0")"
+. ./path.sh
+. ./cmd.sh
+
+stage=1
+stop_stage=6
+nj=2
+speakers="M1 F1"
+# the paper's four models (Table 1) + the windowed-attention Big SALAD
+systems="small_rnn small_salad big_rnn big_salad big_salad_win"
+test_sets=""            # default: <spk>_test of every speaker
+train_config_suffix=_tiny  # conf/tuning/train_<system>${suffix}.yaml: "" paper size, _tiny mini corpus, _smoke tests
+mini_utts=240
+seed=0
+f0_method=dio           # WORLD F0 for the features: dio (fast, clean speech), harvest (robust; real recordings)
+streams=32              # stateful training: parallel streams (= batch size) and window length (paper: 32, 120)
+window=120
+num_wavs=10             # synthesised wavs kept per test set and system (all: -1)
+. parse_options.sh
+
+[ -n "${test_sets}" ] || test_sets=$(for s in ${speakers}; do printf '%s_test ' "${s}"; done)
+questions=conf/questions_es.hed
+corpus=mini
+[ -n "$(. ./db.sh; echo "${TCSTAR:-}")" ] && corpus=tcstar
+
+# models_for SET: the speakers whose models decode data/SET
+models_for() {
+    local s
+    for s in ${speakers}; do [[ "$1" == "${s}_"* ]] && { echo "${s}"; return; }; done
+    echo "${speakers}"
+}
+
+if stage_enabled 1; then
+    log "Stage 1: data -> data/<spk>_{train,valid,test}"
+    local/data.sh --mini-utts "${mini_utts}" --seed "${seed}" --nj "${nj}" --speakers "${speakers}"
+fi
+
+if stage_enabled 2; then
+    for spk in ${speakers}; do for x in train valid test; do sets+=" ${spk}_${x}"; done; done
+    for x in $(echo "${sets:-} ${test_sets}" | tr ' ' '\n' | awk 'NF && !seen[$0]++'); do
+        require "data/${x}/wav.scp" "stage 1 (data) or your own data dir with wav.scp + text"
+        log "Stage 2: labels of data/${x} (utterances without one get front end + espeak-ng alignment)"
+        python -m local_models.bin.salad_label --nj "${nj}" "data/${x}"
+    done
+fi
+
+if stage_enabled 3; then
+    for spk in ${speakers}; do
+        d=dump/${spk}
+        log "Stage 3: features of ${spk} -> ${d}/{train,valid}, statistics, stateful windows"
+        require "data/${spk}_train/lab.scp" "stage 2 (labels)"
+        python -m local_models.bin.salad_dump feats --questions "${questions}" --f0-method "${f0_method}" \
+            --nj "${nj}" "data/${spk}_train" "${d}/train"
+        maxdur=$(cat "${d}/train/max_dur_frames")
+        python -m local_models.bin.salad_dump feats --questions "${questions}" --f0-method "${f0_method}" \
+            --nj "${nj}" --max-dur-frames "${maxdur}" "data/${spk}_valid" "${d}/valid"
+        python -m local_models.bin.salad_dump stats --questions "${questions}" "${d}/train" "${d}/stats.npz"
+        python -m local_models.bin.salad_dump windows --streams "${streams}" --window "${window}" \
+            "${d}/train" "${d}/train_windows"
+    done
+    for x in ${test_sets}; do
+        require "data/${x}/lab.scp" "stage 2 (labels)"
+        for spk in $(models_for "${x}"); do
+            log "Stage 3: features of ${x} (duration scale of ${spk}) -> dump/${spk}/${x}"
+            python -m local_models.bin.salad_dump feats --questions "${questions}" --f0-method "${f0_method}" \
+                --nj "${nj}" --max-dur-frames "$(cat "dump/${spk}/train/max_dur_frames")" "data/${x}" "dump/${spk}/${x}"
+        done
+    done
+fi
+
+if stage_enabled 4; then
+    for spk in ${speakers}; do
+        d=dump/${spk}
+        require "${d}/train_windows/pos" "stage 3 (features)"
+        idim=$(head -1 "${d}/train/ling_shape" | cut -d' ' -f2 | cut -d, -f2)
+        for s in ${systems}; do
+            conf=conf/tuning/train_${s}${train_config_suffix}.yaml
+            require "${conf}" "a training config for system ${s}"
+            out=exp/${spk}/${s}
+            log "Stage 4: train ${s} for ${spk} (${conf}) -> ${out}"
+            run_logged "${out}" ${train_cmd} "${out}/train.log" \
+                python -m local_models.bin.salad_train --config "${conf}" --ngpu 0 --seed "${seed}" --resume true \
+                    --output_dir "${out}" --stateful true --batch_type unsorted --batch_size "${streams}" \
+                    --model_conf "idim=${idim}" --model_conf "stats_file=${PWD}/${d}/stats.npz" \
+                    --train_data_path_and_name_and_type "${d}/train_windows/ling.scp,ling,kaldi_ark" \
+                    --train_data_path_and_name_and_type "${d}/train_windows/acou.scp,acou,kaldi_ark" \
+                    --train_data_path_and_name_and_type "${d}/train_windows/pos,pos,text_int" \
+                    --train_shape_file "${d}/train_windows/ling_shape" \
+                    --valid_data_path_and_name_and_type "${d}/valid/ling.scp,ling,kaldi_ark" \
+                    --valid_data_path_and_name_and_type "${d}/valid/acou.scp,acou,kaldi_ark" \
+                    --valid_shape_file "${d}/valid/ling_shape"
+        done
+    done
+fi
+
+if stage_enabled 5; then
+    for x in ${test_sets}; do
+        for spk in $(models_for "${x}"); do
+            require "dump/${spk}/${x}/ling.scp" "stage 3 (features)"
+            for s in ${systems}; do
+                out=exp/${spk}/${s}/decode_${x}
+                log "Stage 5: decode ${x} with ${spk}/${s} -> ${out}"
+                run_logged "${out}" python -m local_models.bin.salad_decode --model-dir "exp/${spk}/${s}" \
+                    --num-wavs "${num_wavs}" "dump/${spk}/${x}" "${out}"
+            done
+        done
+    done
+fi
+
+if stage_enabled 6; then
+    log "Stage 6: score -> exp/results.json, RESULTS.md, exp/images/"
+    python -m local_models.bin.salad_score --speakers "${speakers}" --systems "${systems}" \
+        --test-sets "${test_sets}" --corpus "${corpus}" --exp exp --results RESULTS.md
+fi

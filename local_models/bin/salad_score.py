@@ -1,0 +1,202 @@
+"""Collect the SALAD recipe's decode scores into exp/results.json and RESULTS.md (paper Table 2 shape, the paper's
+numbers beside ours; Table 3 / Fig. 3 from benchmarks/salad_latency.py when exp/latency.json exists) and plot
+the F0 histograms of ground truth, Big RNN and Big SALAD (paper Fig. 2)."""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from local_models.common.datadir import atomic_open
+from local_models.common.results import update_results
+
+# paper 000 Table 2: speaker -> system -> (#params M, MCD dB, F0 RMSE Hz, V/UV accuracy %)
+PAPER = {
+    "M1": {"small_rnn": (1.17, 5.18, 13.64, 94.9), "small_salad": (1.04, 5.92, 16.33, 93.8),
+           "big_rnn": (9.85, 5.15, 13.58, 94.9), "big_salad": (9.66, 5.43, 14.56, 94.5)},
+    "F1": {"small_rnn": (1.17, 4.63, 15.11, 96.8), "small_salad": (1.04, 5.25, 20.15, 96.4),
+           "big_rnn": (9.85, 4.73, 15.44, 96.9), "big_salad": (9.66, 4.84, 19.36, 96.6)},
+}
+PAPER_LATENCY = {"small_rnn": 63.74, "small_salad": 4.715, "big_rnn": 64.84, "big_salad": 5.455}  # Table 3, s
+LABELS = {"small_rnn": "Small RNN", "small_salad": "Small SALAD", "big_rnn": "Big RNN", "big_salad": "Big SALAD",
+          "big_salad_win": "Big SALAD, windowed attention (ours)"}
+METRIC = ("MCD: 40 mel-cepstra c0..c39 (WORLD CheapTrick -> pysptk sp2mc, alpha 0.41), frames paired 1:1 "
+          "by the forced durations (no DTW), (10 sqrt(2) / ln 10) * sqrt(sum_n (c_n - c'_n)^2) pooled over all test "
+          "frames. F0 RMSE in Hz over frames voiced in the reference, predicted F0 = exp(predicted interpolated "
+          "log-F0). V/UV accuracy: predicted U/V flag > 0.5 against the reference flag, over all frames.")
+
+
+def fmt(x, nd=2):
+    return "-" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.{nd}f}"
+
+
+def collect(exp: Path, speakers, systems, sets) -> dict:
+    """{spk_system: {metric: value, other_set: {metric: value}}} from decode_<set>/scores.json."""
+    out = {}
+    for spk in speakers:
+        for s in systems:
+            m = {}
+            for x in sets:
+                f = exp / spk / s / f"decode_{x}" / "scores.json"
+                if not f.is_file():
+                    continue
+                sc = json.loads(f.read_text())
+                vals = {k: sc[k] for k in ("mcd_db", "f0_rmse_hz", "vuv_acc", "utterances", "frames")}
+                vals["params_m"] = sc.get("num_params", 0) / 1e6
+                clipped = [w["clipped"] for w in sc.get("wavs", {}).values()]
+                if clipped:
+                    vals["wav_clipped_max"] = max(clipped)
+                    vals["wav_rms_dbfs_min"] = min(w["rms_dbfs"] for w in sc["wavs"].values())
+                if x == f"{spk}_test":
+                    m.update(vals)
+                else:
+                    m[x] = vals
+            best = exp / spk / s / "valid.mcd.best.pth"
+            if best.is_symlink():
+                m["best_epoch"] = int(Path(best.readlink()).name.split("epoch")[0])
+            if m:
+                out[f"{spk}_{s}"] = m
+    return out
+
+
+def table2(systems: dict, speakers, names) -> list:
+    lines = []
+    for spk in speakers:
+        lines += [f"**{spk}** (test set `{spk}_test`)", "",
+                  "| Model | #Params (ours / paper) | MCD [dB] ours | paper | F0 [Hz] ours | paper | A [%] ours | paper |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for s in names:
+            m = systems.get(f"{spk}_{s}")
+            if not m or "mcd_db" not in m:
+                continue
+            p = PAPER.get(spk, {}).get(s)
+            lines.append(f"| {LABELS.get(s, s)} | {m['params_m']:.2f} M / {fmt(p and p[0])} M | {fmt(m['mcd_db'])} | "
+                         f"{fmt(p and p[1])} | {fmt(m['f0_rmse_hz'])} | {fmt(p and p[2])} | {fmt(m['vuv_acc'], 1)} | "
+                         f"{fmt(p and p[3], 1)} |")
+        lines.append("")
+    return lines
+
+
+def gaps(systems: dict, speakers) -> list:
+    """MCD gap SALAD - RNN per speaker and size, ours and the paper's."""
+    lines = ["| Speaker | Size | MCD SALAD - RNN ours [dB] | paper [dB] |", "| --- | --- | --- | --- |"]
+    for spk in speakers:
+        for size in ("small", "big"):
+            a, b = systems.get(f"{spk}_{size}_salad", {}), systems.get(f"{spk}_{size}_rnn", {})
+            if "mcd_db" in a and "mcd_db" in b:
+                p = PAPER.get(spk, {})
+                paper = p[f"{size}_salad"][1] - p[f"{size}_rnn"][1] if p else None
+                lines.append(f"| {spk} | {size} | {a['mcd_db'] - b['mcd_db']:+.2f} | "
+                             f"{'-' if paper is None else f'{paper:+.2f}'} |")
+    return lines
+
+
+def f0_histograms(exp: Path, speakers, test_of, out_dir: Path) -> dict:
+    """Fig. 2: F0 histograms of ground truth, Big RNN, Big SALAD per speaker; returns F0 std (Hz) of each."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    stds = {}
+    for spk in speakers:
+        series = {}
+        for s in ("big_rnn", "big_salad"):
+            f = exp / spk / s / f"decode_{test_of(spk)}" / "f0.npz"
+            if f.is_file():
+                with np.load(f) as z:
+                    series.setdefault("ground truth", z["ref"])
+                    series[LABELS[s]] = z["hyp"]
+        if len(series) < 2:
+            continue
+        lo, hi = np.percentile(np.concatenate(list(series.values())), [0.5, 99.5])
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        for name, v in series.items():
+            ax.hist(v, bins=60, range=(lo, hi), histtype="step", density=True, label=name, linewidth=1.5)
+        ax.set_xlabel("F0 [Hz] (reference-voiced frames)")
+        ax.set_ylabel("density")
+        ax.set_title(f"F0 histograms, speaker {spk} (paper Fig. 2)")
+        ax.legend()
+        fig.tight_layout()
+        out_dir.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out_dir / f"f0_hist_{spk}.png", dpi=100)
+        plt.close(fig)
+        stds[spk] = {name: float(np.std(v)) for name, v in series.items()}
+    return stds
+
+
+def latency_lines(lat: dict) -> list:
+    lines = [f"Measured by `benchmarks/salad_latency.py` ({lat.get('precision', 'fp32')}, {lat.get('threads')} "
+             f"thread(s), {lat.get('hardware', '')}; batch 1, every test file plus long inputs up to "
+             f"{lat.get('max_seconds', 35)} s of speech; RANSAC linear fit of latency on generated length).", "",
+             "| Model | max. latency at 35 s, fit [s] ours | paper [s] | slope [s per s of speech] | speed-up vs Big RNN |",
+             "| --- | --- | --- | --- | --- |"]
+    fits = lat.get("fits", {})
+    base = fits.get("big_rnn", {}).get("latency_at_max_s")
+    for s, f in fits.items():
+        ratio = base / f["latency_at_max_s"] if base and f.get("latency_at_max_s") else None
+        lines.append(f"| {LABELS.get(s, s)} | {f['latency_at_max_s']:.3f} | {fmt(PAPER_LATENCY.get(s), 3)} | "
+                     f"{f['slope']:.4f} | {fmt(ratio, 1)}x |")
+    return lines
+
+
+def write_md(path: Path, results: dict, speakers, names, stds: dict, lat, corpus: str) -> None:
+    systems = results["systems"]
+    lines = ["# egs/tcstar/tts1: SALAD vs MUSA-RNN (paper 000, Pascual et al., Interspeech 2019)", "",
+             f"Written by `run.sh` stage 6 (`local_models/bin/salad_score.py`) from this run's decodes. Corpus: "
+             f"{corpus}" + (" (espeak-ng Spanish mini corpus: male M1 + female F1 voices, tiny configs on 2 CPU "
+                            "cores; the paper trains on 100 min per TC-STAR speaker: numbers are not comparable "
+                            "in level, only in ordering)" if corpus == "mini" else "")
+             + f". Commit {results.get('commit')}, {results.get('hardware')}.", "",
+             "## Paper Table 2 shape: objective results per speaker", "", *table2(systems, speakers, names),
+             "## MCD gap SALAD - RNN", "", *gaps(systems, speakers), "",
+             "## Metric definitions", "", METRIC, ""]
+    if stds:
+        lines += ["## Paper Fig. 2: F0 histograms (`exp/images/f0_hist_<spk>.png`)", "",
+                  "Standard deviation of F0 over reference-voiced test frames (the paper: SALAD's F0 is flatter, "
+                  "i.e. a smaller spread than the RNN's):", "",
+                  "| Speaker | " + " | ".join(next(iter(stds.values())).keys()) + " |",
+                  "| --- |" + " --- |" * len(next(iter(stds.values())))]
+        lines += [f"| {spk} | " + " | ".join(f"{v:.1f} Hz" for v in d.values()) + " |" for spk, d in stds.items()]
+        lines.append("")
+    lines += ["## Paper Table 3 / Fig. 3: CPU inference latency", ""]
+    lines += latency_lines(lat) + [""] if lat else ["Not measured in this run: `python benchmarks/salad_latency.py` "
+                                                   "writes exp/latency.json and exp/images/latency.png.", ""]
+    with atomic_open(path) as f:
+        f.write("\n".join(lines))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="salad_score", description=__doc__)
+    p.add_argument("--speakers", required=True, help="space-separated speakers")
+    p.add_argument("--systems", required=True, help="space-separated system names")
+    p.add_argument("--test-sets", required=True, help="space-separated test sets")
+    p.add_argument("--exp", default="exp")
+    p.add_argument("--results", default="RESULTS.md")
+    p.add_argument("--corpus", default="mini", help="corpus name for results.json (mini, tcstar)")
+    args = p.parse_args(argv)
+    speakers, names, sets = args.speakers.split(), args.systems.split(), args.test_sets.split()
+    exp = Path(args.exp)
+    systems = collect(exp, speakers, names, sets)
+    if not systems:
+        sys.exit(f"salad_score: no decode_<set>/scores.json under {exp}: run stage 5 first")
+    corpus = args.corpus
+    lat_file = exp / "latency.json"
+    lat = json.loads(lat_file.read_text()) if lat_file.is_file() else None
+    if lat:
+        base = lat["fits"].get("big_rnn", {}).get("latency_at_max_s")
+        for s, f in lat["fits"].items():
+            for spk in speakers:
+                if f"{spk}_{s}" in systems:
+                    systems[f"{spk}_{s}"]["latency_35s_s"] = f["latency_at_max_s"]
+                    if base:
+                        systems[f"{spk}_{s}"]["speedup_vs_big_rnn"] = base / f["latency_at_max_s"]
+    results = update_results(exp / "results.json", "tcstar/tts1", corpus, systems)
+    stds = f0_histograms(exp, speakers, lambda spk: f"{spk}_test", exp / "images")
+    write_md(Path(args.results), results, speakers, names, stds, lat, corpus)
+    print(f"salad_score: {len(systems)} systems -> {exp}/results.json, {args.results}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,173 @@
+"""ESPnet2 task for the SALAD / MUSA-RNN acoustic models (DESIGN.md section 3): `python -m local_models.bin.salad_train`.
+
+Data: `ling` (T, D) raw linguistic frames and `acou` (T, 43) raw acoustic frames (kaldi_ark, same T; the model
+normalises both with the train statistics it holds), and in stateful training `pos` (text_int "<window> <stream>").
+
+Stateful training (paper section 3.3): the train set is all utterances concatenated, cut into S streams and
+windows of W frames; key `w<window>_s<stream>` sorts window-major, so with `--batch_type unsorted
+--batch_size S --stateful true` batch b holds window b of every stream, in stream order, and is not shuffled.
+The RNN carries its LSTM states from batch to batch (a row's state is reset when the previous batch did not hold
+that stream's previous window); SALAD starts each row's position codes at window * W.
+
+Loss: mean squared error over valid frames and all 43 dims. Reported stats: loss and `mcd` (dB, c0..c39 after
+undoing the min-max scaling, frame-weighted: the validation criterion the paper early-stops on).
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Callable, Collection, Dict, List, Optional, Tuple
+
+import numpy as np
+import torch
+from typeguard import typechecked
+
+from espnet2.torch_utils.device_funcs import force_gatherable
+from espnet2.train.abs_espnet_model import AbsESPnetModel
+from espnet2.train.class_choices import ClassChoices
+from espnet2.train.collate_fn import CommonCollateFn
+from espnet2.utils.types import str2bool
+
+from local_models.common.espnet_task import LocalTask
+from local_models.common.mcd import DB
+
+from . import acoustic
+from .model import build, detach_state, keep_rows, lengths_to_mask
+
+
+class AcousticModel(AbsESPnetModel):
+    """ESPnet wrapper of model.SALAD / model.MusaRNN (`arch`), with stateful-batch bookkeeping."""
+
+    arch = ""
+
+    def __init__(self, idim: int, odim: int = acoustic.DIM, stats_file: Optional[str] = None, **conf):
+        super().__init__()
+        self.net = build(self.arch, idim, odim, **conf)
+        # Normalisation lives in the model (like ESPnet's global MVN) and is saved with it: inputs z-normalised
+        # on their real-valued dims, targets min-max scaled to [0, 1]. Without stats_file: identity (the values
+        # then come from the checkpoint).
+        in_mean, in_std = torch.zeros(idim), torch.ones(idim)
+        out_lo, out_scale = torch.zeros(odim), torch.ones(odim)
+        if stats_file:
+            mm, zn, _ = acoustic.load_stats(stats_file)
+            if len(zn.mean) != idim or len(mm.lo) != odim:
+                raise ValueError(f"{stats_file}: statistics of {len(zn.mean)} -> {len(mm.lo)} dims, "
+                                 f"model is {idim} -> {odim}")
+            in_mean = torch.tensor(np.where(zn.mask, zn.mean, 0.0))
+            in_std = torch.tensor(np.where(zn.mask, zn.std, 1.0))
+            out_lo, out_scale = torch.tensor(mm.lo), torch.tensor(mm.scale)
+        for name, value in (("in_mean", in_mean), ("in_std", in_std), ("out_lo", out_lo), ("out_scale", out_scale)):
+            self.register_buffer(name, value.float())
+        self._carry = None
+        self._carry_pos: Optional[torch.Tensor] = None
+
+    def _state(self, pos: Optional[torch.Tensor], T: int):
+        """The state a stateful batch starts from (None outside stateful training)."""
+        if pos is None or not self.training:
+            return None
+        if self.arch == "salad":
+            return pos[:, 0].long() * T
+        prev = self._carry_pos
+        if self._carry is None or prev is None or prev.shape != pos.shape:
+            return None
+        keep = (pos[:, 0] == prev[:, 0] + 1) & (pos[:, 1] == prev[:, 1])
+        return keep_rows(self._carry, keep) if keep.any() else None
+
+    def predict(self, ling: torch.Tensor, lengths: torch.Tensor, state=None):
+        """(B, T, 43) normalised acoustic frames from raw linguistic frames, and the new state."""
+        return self.net((ling - self.in_mean) / self.in_std, lengths, state)
+
+    @torch.no_grad()
+    def synthesise_frames(self, ling: np.ndarray) -> np.ndarray:
+        """(T, 43) raw acoustic frames of one utterance's raw linguistic frames (T, D), from position 0."""
+        x = torch.from_numpy(np.asarray(ling, dtype=np.float32))[None]
+        y, _ = self.predict(x, torch.tensor([x.shape[1]]))
+        return (y[0] * self.out_scale + self.out_lo).numpy()
+
+    def forward(self, ling: torch.Tensor, ling_lengths: torch.Tensor, acou: torch.Tensor,
+                acou_lengths: torch.Tensor, pos: Optional[torch.Tensor] = None, **kwargs):
+        T = min(ling.shape[1], acou.shape[1])
+        lengths = torch.clamp(torch.minimum(ling_lengths, acou_lengths), max=T)
+        ling, acou = ling[:, :T], acou[:, :T]
+        if pos is not None:
+            pos = pos.view(ling.shape[0], -1)
+        y, state = self.predict(ling, lengths, self._state(pos, T))
+        target = (acou - self.out_lo) / self.out_scale
+        if self.training and pos is not None and self.arch == "rnn":
+            self._carry, self._carry_pos = detach_state(state), pos.detach().clone()
+        m = lengths_to_mask(lengths, T).unsqueeze(-1).to(y.dtype)
+        frames = m.sum().clamp(min=1)
+        loss = (((y - target) ** 2) * m).sum() / (frames * y.shape[-1])
+        with torch.no_grad():
+            diff = (y - target)[..., acoustic.MC] * self.out_scale[acoustic.MC]
+            mcd = (DB * torch.sqrt(2.0 * (diff ** 2).sum(-1)) * m[..., 0]).sum() / frames
+        stats = dict(loss=loss.detach(), mcd=mcd)
+        return force_gatherable((loss, stats, frames.detach()), ling.device)
+
+    def collect_feats(self, ling, ling_lengths, **kwargs) -> Dict[str, torch.Tensor]:
+        return {}
+
+
+class SaladModel(AcousticModel):
+    arch = "salad"
+
+
+class RNNModel(AcousticModel):
+    arch = "rnn"
+
+
+model_choices = ClassChoices(
+    "model",
+    classes=dict(salad=SaladModel, rnn=RNNModel),
+    type_check=AbsESPnetModel,
+    default="salad",
+)
+
+
+class SaladTask(LocalTask):
+    class_choices_list = [model_choices]
+
+    @classmethod
+    def add_options(cls, group) -> None:
+        group.add_argument("--stateful", type=str2bool, default=False,
+                           help="train batches in file order (window-major stream windows), never shuffled")
+
+    @classmethod
+    def build_sequence_iter_factory(cls, args: argparse.Namespace, iter_options, mode: str):
+        factory = super().build_sequence_iter_factory(args, iter_options, mode)
+        if args.stateful and iter_options.train:
+            factory.shuffle = False  # batch b must follow batch b-1: the state flows between them
+        return factory
+
+    @classmethod
+    @typechecked
+    def build_collate_fn(cls, args: argparse.Namespace, train: bool) -> Callable[
+        [Collection[Tuple[str, Dict[str, np.ndarray]]]], Tuple[List[str], Dict[str, torch.Tensor]]
+    ]:
+        return CommonCollateFn(float_pad_value=0.0, int_pad_value=0, not_sequence=["pos"])
+
+    @classmethod
+    def required_data_names(cls, train: bool = True, inference: bool = False) -> Tuple[str, ...]:
+        return ("ling", "acou")
+
+    @classmethod
+    def optional_data_names(cls, train: bool = True, inference: bool = False) -> Tuple[str, ...]:
+        return ("pos",)
+
+    @classmethod
+    @typechecked
+    def build_model(cls, args: argparse.Namespace) -> AbsESPnetModel:
+        return model_choices.get_class(args.model)(**(args.model_conf or {}))
+
+
+def load_trained(model_dir, model_file: str = "valid.mcd.best.pth") -> AcousticModel:
+    """The model trained into exp dir `model_dir` (config.yaml + model_file), in eval mode, on the CPU."""
+    conf, ckpt = Path(model_dir) / "config.yaml", Path(model_dir) / model_file
+    for f in (conf, ckpt):
+        if not f.is_file():
+            raise FileNotFoundError(f"{f}: missing (train the model first: run.sh stage 4)")
+    model, _ = SaladTask.build_model_from_file(str(conf), str(ckpt), "cpu")
+    return model.eval()
+
+
+__all__ = ["SaladTask", "SaladModel", "RNNModel", "AcousticModel", "load_trained"]
