@@ -42,7 +42,9 @@ def collect(exp: Path, speakers, systems, sets) -> dict:
                 if not f.is_file():
                     continue
                 sc = json.loads(f.read_text())
-                vals = {k: sc[k] for k in ("mcd_db", "f0_rmse_hz", "vuv_acc", "utterances", "frames")}
+                # key names of run_demo's headline: mcd (dB), f0_rmse (Hz); vuv_acc in %
+                vals = {"mcd": sc["mcd_db"], "f0_rmse": sc["f0_rmse_hz"], "vuv_acc": sc["vuv_acc"],
+                        "utterances": sc["utterances"], "frames": sc["frames"]}
                 vals["params_m"] = sc.get("num_params", 0) / 1e6
                 clipped = [w["clipped"] for w in sc.get("wavs", {}).values()]
                 if clipped:
@@ -68,11 +70,11 @@ def table2(systems: dict, speakers, names) -> list:
                   "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for s in names:
             m = systems.get(f"{spk}_{s}")
-            if not m or "mcd_db" not in m:
+            if not m or "mcd" not in m:
                 continue
             p = PAPER.get(spk, {}).get(s)
-            lines.append(f"| {LABELS.get(s, s)} | {m['params_m']:.2f} M / {fmt(p and p[0])} M | {fmt(m['mcd_db'])} | "
-                         f"{fmt(p and p[1])} | {fmt(m['f0_rmse_hz'])} | {fmt(p and p[2])} | {fmt(m['vuv_acc'], 1)} | "
+            lines.append(f"| {LABELS.get(s, s)} | {m['params_m']:.2f} M / {fmt(p and p[0])} M | {fmt(m['mcd'])} | "
+                         f"{fmt(p and p[1])} | {fmt(m['f0_rmse'])} | {fmt(p and p[2])} | {fmt(m['vuv_acc'], 1)} | "
                          f"{fmt(p and p[3], 1)} |")
         lines.append("")
     return lines
@@ -84,10 +86,10 @@ def gaps(systems: dict, speakers) -> list:
     for spk in speakers:
         for size in ("small", "big"):
             a, b = systems.get(f"{spk}_{size}_salad", {}), systems.get(f"{spk}_{size}_rnn", {})
-            if "mcd_db" in a and "mcd_db" in b:
+            if "mcd" in a and "mcd" in b:
                 p = PAPER.get(spk, {})
                 paper = p[f"{size}_salad"][1] - p[f"{size}_rnn"][1] if p else None
-                lines.append(f"| {spk} | {size} | {a['mcd_db'] - b['mcd_db']:+.2f} | "
+                lines.append(f"| {spk} | {size} | {a['mcd'] - b['mcd']:+.2f} | "
                              f"{'-' if paper is None else f'{paper:+.2f}'} |")
     return lines
 

@@ -52,13 +52,14 @@ def _questions(path: str):
 
 
 def max_phone_frames(labs: Dict[str, str], questions: str) -> int:
-    """Longest phone of a set in frames (the paper's duration normaliser, taken on train)."""
-    longest = 0.0
+    """Longest phone of a set in frames, as frame_features assigns them (the paper's duration normaliser,
+    taken on train)."""
     q = _questions(questions)
-    for utt, lab in labs.items():
+    longest = 1
+    for lab in labs.values():
         starts, ends, _ = linguistic.phone_features(lab, q)
-        longest = max(longest, float(np.max(np.asarray(ends) - np.asarray(starts))))
-    return max(1, int(round(longest / FRAME_SHIFT_S)))
+        longest = max(longest, int(linguistic.frame_durations(starts, ends, FRAME_SHIFT_S).max()))
+    return longest
 
 
 def utterance_frames(utt: str, wav_entry: str, lab: str, questions: str, f0_method: str,

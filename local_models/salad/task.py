@@ -80,7 +80,7 @@ class AcousticModel(AbsESPnetModel):
     @torch.no_grad()
     def synthesise_frames(self, ling: np.ndarray) -> np.ndarray:
         """(T, 43) raw acoustic frames of one utterance's raw linguistic frames (T, D), from position 0."""
-        x = torch.from_numpy(np.asarray(ling, dtype=np.float32))[None]
+        x = torch.tensor(np.asarray(ling, dtype=np.float32))[None]
         y, _ = self.predict(x, torch.tensor([x.shape[1]]))
         return (y[0] * self.out_scale + self.out_lo).numpy()
 

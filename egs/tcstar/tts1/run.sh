@@ -38,6 +38,13 @@ questions=conf/questions_es.hed
 corpus=mini
 [ -n "$(. ./db.sh; echo "${TCSTAR:-}")" ] && corpus=tcstar
 
+# up_to_date OUT IN...: OUT exists and is newer than every IN (a rerun for new --test_sets skips the train dumps)
+up_to_date() {
+    local out=$1 f; shift
+    [ -e "${out}" ] || return 1
+    for f in "$@"; do [ "${out}" -nt "${f}" ] || return 1; done
+}
+
 # models_for SET: the speakers whose models decode data/SET
 models_for() {
     local s
@@ -54,6 +61,7 @@ if stage_enabled 2; then
     for spk in ${speakers}; do for x in train valid test; do sets+=" ${spk}_${x}"; done; done
     for x in $(echo "${sets:-} ${test_sets}" | tr ' ' '\n' | awk 'NF && !seen[$0]++'); do
         require "data/${x}/wav.scp" "stage 1 (data) or your own data dir with wav.scp + text"
+        validate_data_dir --no-feats "data/${x}"
         log "Stage 2: labels of data/${x} (utterances without one get front end + espeak-ng alignment)"
         python -m local_models.bin.salad_label --nj "${nj}" "data/${x}"
     done
@@ -64,6 +72,11 @@ if stage_enabled 3; then
         d=dump/${spk}
         log "Stage 3: features of ${spk} -> ${d}/{train,valid}, statistics, stateful windows"
         require "data/${spk}_train/lab.scp" "stage 2 (labels)"
+        if up_to_date "${d}/train_windows/pos" "data/${spk}_train/lab.scp" "data/${spk}_valid/lab.scp" \
+                "${questions}" && [ "$(cat "${d}/train_windows/layout" 2>/dev/null)" = "${streams} ${window} ${f0_method}" ]; then
+            log "Stage 3: ${d} is up to date"
+            continue
+        fi
         python -m local_models.bin.salad_dump feats --questions "${questions}" --f0-method "${f0_method}" \
             --nj "${nj}" "data/${spk}_train" "${d}/train"
         maxdur=$(cat "${d}/train/max_dur_frames")
@@ -72,6 +85,7 @@ if stage_enabled 3; then
         python -m local_models.bin.salad_dump stats --questions "${questions}" "${d}/train" "${d}/stats.npz"
         python -m local_models.bin.salad_dump windows --streams "${streams}" --window "${window}" \
             "${d}/train" "${d}/train_windows"
+        echo "${streams} ${window} ${f0_method}" > "${d}/train_windows/layout"
     done
     for x in ${test_sets}; do
         require "data/${x}/lab.scp" "stage 2 (labels)"

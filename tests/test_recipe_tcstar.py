@@ -1,0 +1,100 @@
+"""Smoke run of egs/tcstar/tts1 on a tiny mini corpus, then decoding a data dir with transcripts only."""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile
+
+ROOT = Path(__file__).resolve().parents[1]
+RECIPE = ROOT / "egs" / "tcstar" / "tts1"
+SYSTEMS = "small_rnn big_salad big_salad_win"
+pytestmark = pytest.mark.skipif(not (ROOT / "tools" / "venv" / "bin" / "python").exists(),
+                                reason="needs tools/venv (make install)")
+SMALL = ("--mini-utts", "24", "--systems", SYSTEMS, "--train-config-suffix", "_smoke", "--streams", "8", "--window", "40",
+         "--num-wavs", "2")
+
+
+def run(recipe, *args, check=True):
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "TCSTAR")}
+    env["MAIN_ROOT"] = str(ROOT)
+    proc = subprocess.run(["bash", "run.sh", *args], cwd=recipe, env=env, capture_output=True, text=True)
+    if check:
+        assert proc.returncode == 0, f"run.sh {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr[-4000:]}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def recipe(tmp_path_factory):
+    dst = tmp_path_factory.mktemp("tcstar") / "tts1"
+    shutil.copytree(RECIPE, dst, ignore=shutil.ignore_patterns("data", "dump", "exp", "downloads", "RESULTS.md"))
+    run(dst, *SMALL)
+    return dst
+
+
+def test_full_run_trains_and_scores_every_model(recipe):
+    results = json.loads((recipe / "exp" / "results.json").read_text())
+    assert results["corpus"] == "mini" and results["recipe"] == "tcstar/tts1"
+    for spk in ("M1", "F1"):
+        for s in SYSTEMS.split():
+            m = results["systems"][f"{spk}_{s}"]
+            assert 0 < m["mcd"] < 40 and 0 <= m["vuv_acc"] <= 100 and m["f0_rmse"] > 0
+            assert m["wav_clipped_max"] < 0.01 and m["wav_rms_dbfs_min"] > -60  # audible, not clipped
+            d = recipe / "exp" / spk / s
+            assert (d / "valid.mcd.best.pth").exists()
+            assert len(list((d / f"decode_{spk}_test" / "wav").glob("*.wav"))) == 2
+    conf = (recipe / "exp" / "M1" / "big_salad_win" / "config.yaml").read_text()
+    assert "window: 16" in conf and "stateful: true" in conf
+    md = (recipe / "RESULTS.md").read_text()
+    assert "Table 2 shape" in md and "| 5.18 |" in md and "| 5.43 |" in md  # the paper's numbers stand beside ours
+    assert "MCD gap SALAD - RNN" in md
+    assert (recipe / "exp" / "images" / "f0_hist_M1.png").is_file()
+
+
+def test_training_used_the_stateful_windows(recipe):
+    pos = (recipe / "dump" / "M1" / "train_windows" / "pos").read_text().split("\n")
+    assert pos[0].split()[1:] == ["0", "0"] and pos[1].split()[1:] == ["0", "1"]
+    n_streams = len({line.split()[2] for line in pos if line})
+    assert n_streams == 8
+
+
+def test_rerun_of_scoring_is_identical(recipe):
+    before = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
+    run(recipe, *SMALL, "--stage", "5", "--stop-stage", "6")
+    after = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
+    assert before == after
+
+
+def test_decodes_an_unseen_set_with_transcripts_only(recipe):
+    """A user's set: other voice, 22.05 kHz, no labels: stage 2 aligns it through espeak-ng."""
+    from local_models.common.synth import Voice, synthesize
+
+    d = recipe / "data" / "other"
+    (d / "wav").mkdir(parents=True)
+    texts = {"X_1": "La comisión presentará el informe mañana.", "X_2": "¿Quién defiende la reforma?"}
+    for utt, text in texts.items():
+        u = synthesize(text, Voice("es", "m6", rate=150, pitch=30))
+        soundfile.write(d / "wav" / f"{utt}.wav", u.wave, u.sample_rate)
+    (d / "wav.scp").write_text("".join(f"{u} {d / 'wav' / u}.wav\n" for u in texts))
+    (d / "text").write_text("".join(f"{u} {t}\n" for u, t in texts.items()))
+    (d / "utt2spk").write_text("".join(f"{u} X\n" for u in texts))
+    (d / "spk2utt").write_text("X X_1 X_2\n")
+    run(recipe, *SMALL, "--stage", "2", "--test-sets", "other")
+    assert len((d / "lab.scp").read_text().splitlines()) == 2
+    results = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
+    # decoded by both speakers' models, scored against the new voice
+    assert 0 < results["M1_big_salad"]["other"]["mcd"] < 40 and "other" in results["F1_small_rnn"]
+
+
+def test_empty_transcript_is_a_clear_error(recipe):
+    d = recipe / "data" / "bad"
+    shutil.copytree(recipe / "data" / "other", d)
+    (d / "lab.scp").unlink()
+    (d / "text").write_text("X_1 La comisión.\nX_2 \n")
+    proc = run(recipe, *SMALL, "--stage", "2", "--stop-stage", "2", "--test-sets", "bad", check=False)
+    assert proc.returncode != 0
+    assert "text:2" in proc.stderr and "empty transcript" in proc.stderr
+    assert not (d / "lab.scp").exists()
