@@ -38,6 +38,15 @@ def get_parser():
     return p
 
 
+def cpu_flags() -> list:
+    """The CPU's matrix / bf16 / int8 extensions (bf16 autocast is emulated, hence slow, without them)."""
+    try:
+        flags = next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return []
+    return sorted(f for f in flags if f.startswith(("amx", "avx512_bf16", "avx512f", "avx512_vnni", "avx_vnni", "avx2")))
+
+
 def inputs(recipe: Path, speaker: str, max_files: int, max_s: float, steps: int):
     """[(name, (T, D) linguistic frames)]: test files + concatenations up to max_s."""
     import kaldiio
@@ -128,7 +137,11 @@ def main(argv=None):
     recipe = Path(args.recipe).resolve()
     data = inputs(recipe, args.speaker, args.max_files, args.max_seconds, args.long_steps)
     idim = data[0][1].shape[1]
-    report = {"threads": args.threads, "hardware": hardware(), "max_seconds": args.max_seconds,
+    flags = cpu_flags()
+    if "bf16" in args.precision and not any("bf16" in f for f in flags):
+        print(f"salad_latency: this CPU has no native bf16 ({' '.join(flags) or 'no flags read'}): bf16 autocast "
+              "is emulated and says nothing about AMX machines", flush=True)
+    report = {"threads": args.threads, "hardware": hardware(), "cpu_flags": flags, "max_seconds": args.max_seconds,
               "config_suffix": args.config_suffix, "trained": args.trained, "by_precision": {}}
     for prec in args.precision:
         points, fits, params = {}, {}, {}
