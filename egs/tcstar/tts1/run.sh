@@ -25,7 +25,7 @@ speakers="M1 F1"
 systems="small_rnn small_salad big_rnn big_salad big_salad_win"
 test_sets=""            # default: <spk>_test of every speaker
 train_config_suffix=_tiny  # conf/tuning/train_<system>${suffix}.yaml: "" paper size, _tiny mini corpus, _smoke tests
-mini_utts=240
+mini_utts=160
 seed=0
 f0_method=dio           # WORLD F0 for the features: dio (fast, clean speech), harvest (robust; real recordings)
 streams=32              # stateful training: parallel streams (= batch size) and window length (paper: 32, 120)

@@ -4,7 +4,7 @@
 set -euo pipefail
 . ./path.sh
 . ./db.sh
-mini_utts=240   # mini corpus: utterances per speaker
+mini_utts=160   # mini corpus: utterances per speaker
 seed=0          # mini corpus: sentences
 nj=2            # mini corpus: synthesis processes
 speakers=""     # real corpus: speaker directories to use (default: all)

@@ -31,7 +31,7 @@ SPEAKERS = {  # TC-STAR's two voices of the paper: male M1, female F1
 
 def get_parser():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--utts", type=int, default=240, help="utterances per speaker")
+    p.add_argument("--utts", type=int, default=160, help="utterances per speaker")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--nj", type=int, default=2)
     p.add_argument("out", help="corpus root (e.g. downloads/mini)")
