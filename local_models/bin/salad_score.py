@@ -57,6 +57,11 @@ def collect(exp: Path, speakers, systems, sets) -> dict:
             best = exp / spk / s / "valid.mcd.best.pth"
             if best.is_symlink():
                 m["best_epoch"] = int(Path(best.readlink()).name.split("epoch")[0])
+                conf = exp / spk / s / "config.yaml"
+                if conf.is_file():
+                    import yaml
+
+                    m["max_epoch"] = int(yaml.safe_load(conf.read_text())["max_epoch"])
             if m:
                 out[f"{spk}_{s}"] = m
     return out
@@ -78,6 +83,15 @@ def table2(systems: dict, speakers, names) -> list:
                          f"{fmt(p and p[3], 1)} |")
         lines.append("")
     return lines
+
+
+def convergence(systems: dict) -> list:
+    """Say which models were still improving when training stopped (best epoch = last epoch)."""
+    open_ = sorted(k for k, m in systems.items() if m.get("best_epoch") and m.get("best_epoch") == m.get("max_epoch"))
+    if not open_:
+        return []
+    return [f"Still improving when training stopped (best validation MCD at the last epoch, so these numbers are "
+            f"not converged): {', '.join(open_)}.", ""]
 
 
 def gaps(systems: dict, speakers) -> list:
@@ -171,6 +185,7 @@ def write_md(path: Path, results: dict, speakers, names, stds: dict, lat, corpus
                             "in level, only in ordering)" if corpus == "mini" else "")
              + f". Commit {results.get('commit')}, {results.get('hardware')}.", "",
              "## Paper Table 2 shape: objective results per speaker", "", *table2(systems, speakers, names),
+             *convergence(systems),
              "## MCD gap SALAD - RNN", "", *gaps(systems, speakers), "",
              "## Metric definitions", "", METRIC, ""]
     if stds:
