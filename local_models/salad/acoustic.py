@@ -20,23 +20,14 @@ from typing import Optional
 
 import numpy as np
 
+from local_models.common.mcd import world_f0
+
 ORDER = 39  # mel-cepstrum c0..c39
 MC = slice(0, ORDER + 1)
 LF0, BAP, UV = ORDER + 1, ORDER + 2, ORDER + 3
 DIM = ORDER + 4  # 43
 SHIFT_MS = 5.0  # 80 samples at 16 kHz
 F0_FLOOR, F0_CEIL = 50.0, 600.0
-
-
-def _f0(x: np.ndarray, sr: int, shift_ms: float, f0_method: str):
-    import pyworld
-
-    if f0_method == "harvest":
-        return pyworld.harvest(x, sr, f0_floor=F0_FLOOR, f0_ceil=F0_CEIL, frame_period=shift_ms)
-    if f0_method == "dio":  # ~50x faster than harvest; fine on clean studio speech
-        f0, t = pyworld.dio(x, sr, f0_floor=F0_FLOOR, f0_ceil=F0_CEIL, frame_period=shift_ms)
-        return pyworld.stonemask(x, f0, t, sr), t
-    raise ValueError(f"unknown f0_method {f0_method!r} (harvest, dio)")
 
 
 def interpolate_lf0(f0: np.ndarray) -> np.ndarray:
@@ -61,7 +52,7 @@ def analyse(wave: np.ndarray, sr: int, shift_ms: float = SHIFT_MS, f0_method: st
         raise ValueError(f"need a non-empty mono wave, got shape {x.shape}")
     if np.max(np.abs(x)) < 1e-4:
         raise ValueError("wave is silent (peak below -80 dBFS)")
-    f0, t = _f0(x, sr, shift_ms, f0_method)
+    f0, t = world_f0(x, sr, shift_ms, f0_method, F0_FLOOR, F0_CEIL)
     fft_size = pyworld.get_cheaptrick_fft_size(sr)
     sp = pyworld.cheaptrick(x, f0, t, sr, fft_size=fft_size)
     ap = pyworld.d4c(x, f0, t, sr, fft_size=fft_size)
