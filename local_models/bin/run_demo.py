@@ -26,7 +26,8 @@ def flatten(metrics, prefix=""):
 
 
 # Shown in the summary: the papers' headline metrics on the held-out set (all metrics stay in results.json).
-HEADLINE = ("dcf", "f1", "wer", "cer", "lid_acc", "mcd", "f0_rmse", "abx", "bitrate", "rtf")
+HEADLINE = ("dcf", "f1", "wer", "cer", "lid_acc", "wer_avg", "lid_acc_avg", "t_avg", "mcd", "f0_rmse", "abx",
+            "bitrate", "rtf")
 HELD_OUT = ("eval", "test")
 
 

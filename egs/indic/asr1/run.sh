@@ -7,26 +7,106 @@
 #         3 units: graphemes + B_graphemes (word start) + <blank> per language (from <lang>_train only)
 #           and their union -> data/lang/{<lang>,union}/units.txt; every set's transcript ->
 #           data/<set>/text_norm (WER reference) and data/<set>/text_units (B_x y z B_u ...)
-# Usage: ./run.sh [--stage N] [--stop-stage M] [--nj J] [--langs "en hi ta gu"]
-#        mini corpus size: [--mini-train-min "en=6 hi=6 ta=2 gu=2"] [--mini-dev-min 1] [--mini-test-min 1]
+#         4 train (ESPnet2 trainer, resumes) every system of ${systems} -> exp/<system>: mono_<lang> per
+#           language, vanilla, onehot, multisoftmax, multisoftmax_lsp, multisoftmax_lid (same architecture
+#           and training config, conf/tuning/train${suffix}.yaml; ${lang_batch_systems} on single-language
+#           batches drawn in proportion to each language's data, as the paper; the others on mixed batches)
+#         5 finetune each seed of ${finetune} on each language -> exp/ft_<seed>_<lang> (paper Table 3)
+#         6 decode every test set, streaming beam search: known language (every system), LID-free (vanilla
+#           by script, multisoftmax_lid by its LID head, + oracle, + early switch-off grid, paper Table 7)
+#         7 score: WER / WERR / LID accuracy / #params -> RESULTS.md (paper Tables 2-7), exp/results.json
+# Any data dir with wav.scp, text and utt2lid can be decoded and scored: ./run.sh --stage 2 --test_sets "my_set"
+# (stages 2, 3, 6, 7 then also process it; its languages must be among --langs).
+# Usage: ./run.sh [--stage N] [--stop-stage M] [--nj J] [--langs "en hi ta gu"] [--train_config_suffix _tiny]
+#        mini corpus size: [--mini-train-min "en=24 hi=24 ta=8 gu=8"] [--mini-dev-min 1] [--mini-test-min 1]
+#                          [--mini-train-spk 24] [--mini-dev-spk 4]
 set -euo pipefail
 cd "$(dirname "$0")"
 . ./path.sh
 . ./cmd.sh
 
 stage=1
-stop_stage=3
-nj=2
+stop_stage=7
+nj=2                                   # parallel jobs: feature extraction, trainings, decodings
 langs="en hi ta gu"                    # language codes (local_models/multisoftmax/units.py LANGS)
-mini_train_min="en=6 hi=6 ta=2 gu=2"   # mini corpus: training minutes per language
+systems="mono vanilla onehot multisoftmax multisoftmax_lsp multisoftmax_lid"  # mono = mono_<lang> per language
+finetune="onehot multisoftmax"         # seeds finetuned into monolingual models (paper Table 3)
+train_config_suffix=_tiny              # conf/tuning/train${suffix}.yaml: "" paper size, _tiny mini corpus, _smoke tests
+# systems trained on single-language mini-batches as the paper (the others mix languages in a batch): with
+# single-language batches the LID head of multisoftmax_lid collapsed to the language prior on the mini corpus
+lang_batch_systems="multisoftmax multisoftmax_lsp"
+ft_epochs=6                           # finetuning: epochs and learning rate (on top of the training config)
+ft_lr=0.0003
+test_sets=""                           # default: <lang>_test of every language
+beam=4                                 # streaming beam search: beam, encoder frames (30 ms) per chunk
+chunk=10
+switch_off_grid="inf:inf 1000:0.2 100:0.2 30:0.2 30:0.5 10:0.2"  # early switch-off settings tau(frames):s_th
+mini_train_min="en=24 hi=24 ta=8 gu=8"   # mini corpus: training minutes per language
 mini_dev_min=1                         # mini corpus: dev minutes per language
 mini_test_min=1                        # mini corpus: test minutes per language
+mini_train_spk=24                      # mini corpus: training / dev voices per language
+mini_dev_spk=4
 seed=0
 . parse_options.sh
 
 sets=""
 for lang in ${langs}; do sets+="${lang}_train ${lang}_dev ${lang}_test "; done
 [ -n "${sets}" ] || die "--langs is empty"
+[ -n "${test_sets}" ] || test_sets=$(for l in ${langs}; do printf '%s_test ' "${l}"; done)
+extra_sets=""   # --test_sets beyond the recipe's own sets: stages 2 and 3 process them too
+for x in ${test_sets}; do [[ " ${sets} " == *" ${x} "* ]] || extra_sets+="${x} "; done
+langs_yaml="[$(echo ${langs} | sed 's/ /, /g')]"
+train_conf=conf/tuning/train${train_config_suffix}.yaml
+
+# expand_systems: ${systems} with mono -> mono_<lang> for every language
+expand_systems() {
+    local s l
+    for s in ${systems}; do
+        if [ "${s}" = mono ]; then for l in ${langs}; do printf 'mono_%s ' "${l}"; done; else printf '%s ' "${s}"; fi
+    done
+}
+
+# system_conf NAME: the --model_conf options of a system (see local_models/multisoftmax/model.py)
+system_conf() {
+    case "$1" in
+        mono_*) echo "--model_conf system=mono --model_conf lang=${1#mono_}" ;;
+        vanilla|onehot|multisoftmax) echo "--model_conf system=$1" ;;
+        multisoftmax_lsp) echo "--model_conf system=multisoftmax --model_conf lsp=true" ;;
+        multisoftmax_lid) echo "--model_conf system=multisoftmax --model_conf lid=true" ;;
+        ft_*) system_conf "$(seed_of "$1")" ;;
+        *) die "unknown system '$1' (mono, vanilla, onehot, multisoftmax, multisoftmax_lsp, multisoftmax_lid)" ;;
+    esac
+}
+seed_of() { local s=${1#ft_}; echo "${s%_*}"; }   # ft_<seed>_<lang> -> <seed>
+lang_of() { case "$1" in mono_*|ft_*) echo "${1##*_}" ;; *) echo "" ;; esac; }   # "" = every language
+
+# train NAME TRAIN_SET VALID_SET [EXTRA ESPNET OPTIONS...]: ESPnet2 training into exp/NAME (resumes)
+train() {
+    local name=$1 tr=dump/fbank/$2 dv=dump/fbank/$3 out=exp/$1; shift 3
+    run_logged "${out}" ${train_cmd} "${out}/train.log" \
+        python -m local_models.bin.indic_train --config "${train_conf}" --ngpu 0 --seed "${seed}" --resume true \
+            --output_dir "${out}" $(system_conf "${name}") --model_conf "langs=${langs_yaml}" \
+            --model_conf "units_dir=${PWD}/data/lang" --model_conf "stats_file=${PWD}/dump/fbank/train_all/stats.npz" \
+            --train_data_path_and_name_and_type "${tr}/feats.scp,feats,kaldi_ark" \
+            --train_data_path_and_name_and_type "${tr}/text_int,text,text_int" \
+            --train_data_path_and_name_and_type "${tr}/lid_int,lid,text_int" --train_shape_file "${tr}/feats.shape" \
+            --valid_data_path_and_name_and_type "${dv}/feats.scp,feats,kaldi_ark" \
+            --valid_data_path_and_name_and_type "${dv}/text_int,text,text_int" \
+            --valid_data_path_and_name_and_type "${dv}/lid_int,lid,text_int" --valid_shape_file "${dv}/feats.shape" "$@"
+}
+
+# pool CMD...: run CMD in the background, at most ${nj} at a time; `pool_wait` waits for all (fails if one did)
+pids=()
+pool() {
+    while [ "$(jobs -rp | wc -l)" -ge "${nj}" ]; do wait -n || die "a background job failed (see its log)"; done
+    "$@" & pids+=($!)
+}
+pool_wait() {
+    local p rc=0
+    for p in "${pids[@]}"; do wait "${p}" || rc=1; done
+    pids=()
+    [ "${rc}" -eq 0 ] || die "a background job failed (see the logs above)"
+}
 
 # extract SET: log-mel features of data/SET -> dump/fbank/SET/feats.{scp,shape}, utt2num_frames, utt2dur
 extract() {
@@ -47,27 +127,93 @@ extract() {
 if stage_enabled 1; then
     log "Stage 1: data -> data/<lang>_{train,dev,test} (+ utt2lid) for ${langs}"
     local/data.sh --langs "${langs}" --train-min "${mini_train_min}" --dev-min "${mini_dev_min}" \
-        --test-min "${mini_test_min}" --seed "${seed}" --nj "${nj}"
+        --test-min "${mini_test_min}" --train-spk "${mini_train_spk}" --dev-spk "${mini_dev_spk}" --seed "${seed}" --nj "${nj}"
 fi
 
 if stage_enabled 2; then
     log "Stage 2: 80-dim log-mel (25 ms / 10 ms) -> dump/fbank/<set>/feats.{scp,shape}, utt2num_frames"
     require conf/fbank.conf "a feature config"
-    for x in ${sets}; do
+    for x in ${sets} ${extra_sets}; do
         require "data/${x}/wav.scp" "stage 1 (data)"
         validate_data_dir --no-feats "data/${x}"
     done
-    for x in ${sets}; do extract "${x}"; done
+    for x in ${sets} ${extra_sets}; do extract "${x}"; done
 fi
 
 if stage_enabled 3; then
     log "Stage 3: units -> data/lang/{${langs// /,},union}/units.txt, data/<set>/text_{norm,units}"
-    for x in ${sets}; do
-        require "data/${x}/utt2lid" "stage 1 (data)"
+    for x in ${sets} ${extra_sets}; do
+        require "data/${x}/utt2lid" "stage 1 (data) or your --test_sets data dir"
         validate_data_dir --no-feats --no-wav "data/${x}"
     done
-    python -m local_models.bin.indic_units --langs "${langs}" --sets "${sets}" data data/lang
+    python -m local_models.bin.indic_units --langs "${langs}" --sets "${sets} ${extra_sets}" data data/lang
 fi
 
-# Stage 4 onwards (training the monolingual, vanilla, one-hot and multi-softmax RNN-Ts) comes next.
+if stage_enabled 4; then
+    log "Stage 4: training inputs -> dump/fbank/<set>/{text_int,lid_int,utt2category}, dump/fbank/{train,dev}_all"
+    require "${train_conf}" "a training config (--train_config_suffix)"
+    for x in ${sets}; do require "data/${x}/text_units" "stage 3 (units)"; done
+    python -m local_models.bin.indic_prepare --langs "${langs}" --sets "${sets}" data data/lang dump/fbank
+    for s in $(expand_systems); do
+        l=$(lang_of "${s}")
+        log "Stage 4: train ${s} (${train_conf}) -> exp/${s}"
+        if [ -n "${l}" ]; then
+            pool train "${s}" "${l}_train" "${l}_dev"
+        elif [[ " ${lang_batch_systems} " == *" ${s} "* ]]; then
+            pool train "${s}" train_all dev_all      # train_all/utt2category: single-language batches
+        else
+            pool train "${s}" train_mixed dev_all
+        fi
+    done
+    pool_wait
+fi
+
+if stage_enabled 5; then
+    for seed_sys in ${finetune}; do
+        require "exp/${seed_sys}/valid.loss.best.pth" "stage 4 (training ${seed_sys})"
+        for l in ${langs}; do
+            log "Stage 5: finetune ${seed_sys} on ${l} (${ft_epochs} epochs, lr ${ft_lr}) -> exp/ft_${seed_sys}_${l}"
+            pool train "ft_${seed_sys}_${l}" "${l}_train" "${l}_dev" --max_epoch "${ft_epochs}" \
+                --optim_conf "lr=${ft_lr}" --init_param "exp/${seed_sys}/valid.loss.best.pth"
+        done
+    done
+    pool_wait
+fi
+# decode NAME SET MODE [OPTIONS...]: streaming beam search of dump/fbank/SET with exp/NAME -> exp/NAME/decode_SET/MODE
+decode() {
+    local name=$1 x=$2 mode=$3 out=exp/$1/decode_$2/$3; shift 3
+    run_logged "${out}" ${decode_cmd} "${out}/decode.log" \
+        python -m local_models.bin.indic_decode --model_dir "exp/${name}" --feats "dump/fbank/${x}/feats.scp" \
+            --utt2lid "data/${x}/utt2lid" --mode "${mode}" --beam "${beam}" --chunk "${chunk}" "$@" "${out}"
+}
+
+if stage_enabled 6; then
+    for s in $(expand_systems) $(for f in ${finetune}; do for l in ${langs}; do printf 'ft_%s_%s ' "${f}" "${l}"; done; done); do
+        [ -e "exp/${s}/valid.loss.best.pth" ] || { log "Stage 6: skip ${s} (not trained)"; continue; }
+        l=$(lang_of "${s}")
+        for x in ${test_sets}; do
+            require "dump/fbank/${x}/feats.scp" "stage 2 (features)"
+            # a monolingual (or finetuned) model decodes only the sets that hold its language
+            if [ -n "${l}" ] && ! cut -d' ' -f2 "data/${x}/utt2lid" | grep -qx "${l}"; then continue; fi
+            log "Stage 6: decode ${x} with ${s} (language known) -> exp/${s}/decode_${x}/known"
+            pool decode "${s}" "${x}" known ${l:+--only_lang "${l}"}
+            if [ "${s}" = multisoftmax_lid ]; then
+                log "Stage 6: decode ${x} with ${s}, language not known (+ switch-off grid: ${switch_off_grid})"
+                pool decode "${s}" "${x}" lidfree --switch_off_grid "${switch_off_grid}" \
+                    --switch_off_dir "exp/${s}/decode_${x}/switchoff"
+            fi
+        done
+    done
+    pool_wait
+fi
+
+if stage_enabled 7; then
+    log "Stage 7: score -> exp/results.json, RESULTS.md, exp/images/switchoff.png"
+    corpus=mini
+    [ -n "$(. ./db.sh; echo "${INDIC:-}")" ] && corpus=indic
+    python -m local_models.bin.indic_score --langs "${langs}" --systems "$(expand_systems)" --finetune "${finetune}" \
+        --test-sets "${test_sets}" --corpus "${corpus}" --exp exp --results RESULTS.md \
+        --note "Training config conf/tuning/train${train_config_suffix}.yaml; beam ${beam}, chunks of ${chunk} encoder frames."
+fi
+
 log "Done (stages ${stage}-${stop_stage})"

@@ -6,9 +6,11 @@ set -euo pipefail
 . ./path.sh
 . ./db.sh
 langs="en hi ta gu"
-train_min="en=6 hi=6 ta=2 gu=2"  # mini corpus: training minutes per language (paper Table 1: 2 large, 2 small)
+train_min="en=24 hi=24 ta=8 gu=8"  # mini corpus: training minutes per language (paper Table 1: 2 large, 2 small)
 dev_min=1       # mini corpus: minutes of dev speech per language
 test_min=1      # mini corpus: minutes of test speech per language (unseen voices)
+train_spk=24    # mini corpus: training voices per language (many: LID must not learn the voices)
+dev_spk=4       # mini corpus: dev voices per language
 seed=0          # mini corpus: voices and sentences
 nj=2            # mini corpus: synthesis processes
 . parse_options.sh
@@ -21,7 +23,8 @@ if [ -n "${INDIC}" ]; then
 else
     log "Mini corpus (espeak-ng), minutes per language: train ${train_min}, dev ${dev_min}, test ${test_min}"
     python local/make_mini_corpus.py --langs "${langs}" --train-min "${train_min}" --dev-min "${dev_min}" \
-        --test-min "${test_min}" --seed "${seed}" --nj "${nj}" downloads/mini data
+        --test-min "${test_min}" --train-spk "${train_spk}" --dev-spk "${dev_spk}" --seed "${seed}" --nj "${nj}" \
+        downloads/mini data
     rate_opt="--sample-rate 16000"
 fi
 for lang in ${langs}; do

@@ -1,0 +1,359 @@
+"""Score the multilingual RNN-T recipe (egs/indic/asr1 stage 7): exp/results.json and RESULTS.md in the shape of
+the paper's Tables 2-7, the paper's numbers beside ours, and the switch-off trade-off plot.
+
+Reads, for every test set S (data/S/text_norm is the reference, data/S/utt2lid the true language):
+    EXP/<system>/decode_S/known/{hyp,hyp_lang}             language given (vanilla: never used)
+    EXP/multisoftmax_lid/decode_S/lidfree/{hyp,hyp_lang,hyp_oracle,decode_stats.json}
+    EXP/multisoftmax_lid/decode_S/switchoff/<tau>_<s_th>/{hyp,hyp_lang,decode_stats.json}
+A test set that is not one of the recipe's own (<lang>_test) gets its own table (generalisation check).
+Metric definitions: local_models/multisoftmax/scoring.py (written into RESULTS.md as well).
+"""
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from local_models.common.datadir import DataDirError, atomic_open, read_table
+from local_models.common.results import update_results
+from local_models.multisoftmax.scoring import Counts, pooled, read_text, score, werr
+
+LANG_NAMES = {"en": "En-IN", "hi": "Hi-IN", "ta": "Ta-IN", "gu": "Gu-IN"}
+# paper 001 tables: row -> (En-IN, Hi-IN, Ta-IN, Gu-IN, Avg., WERR)
+PAPER_LANGS = ("En-IN", "Hi-IN", "Ta-IN", "Gu-IN")
+PAPER_T2 = {"mono": (24.67, 16.2, 32.92, 27.33, 23.97, 0), "vanilla": (35.21, 22.94, 48.56, 28.83, 32.45, -35.35),
+            "onehot": (25.88, 18.88, 41.92, 27.9, 26.7, -11.37), "multisoftmax": (23.35, 17.2, 31.18, 23.86, 22.86, 4.65),
+            "multisoftmax_lsp": (23.46, 16.84, 30.3, 24.28, 22.73, 5.17)}
+PAPER_T3 = {"mono": PAPER_T2["mono"], "ft_onehot": (23.65, 16.64, 31.36, 26.01, 23.24, 3.05),
+            "ft_multisoftmax": (21.93, 15, 28.45, 22.66, 21.04, 12.22)}
+PAPER_T4 = {"vanilla": (35.21, 22.94, 48.56, 28.83, 32.45, 0), "multisoftmax_lid": (28.92, 20.26, 35.83, 31.55, 27.95, 13.86),
+            "multisoftmax_lid_oracle": (25, 18.71, 33, 25.30, 24.45, 24.65)}
+PAPER_T5 = {"vanilla": (88.7, 86.2, 90.4, 85.5, 87.7), "multisoftmax_lid": (94, 90.2, 95.8, 83.1, 90.09)}
+PAPER_T6 = {"mono": 67.98, "vanilla": 68.95, "onehot": 68.98, "multisoftmax": 68.55, "multisoftmax_lsp": 118.94,
+            "multisoftmax_lid": 70.08}
+# paper Table 7 (Hi-IN subset): (tau ms, s_th) -> (WER, T_avg, LID acc)
+PAPER_T7 = [("inf", "inf", 21.84, 4, 92.4), ("1000", "0.2", 21.97, 3.96, 92.1), ("100", "0.2", 22.59, 2.92, 91.3),
+            ("30", "0.2", 25.73, 1.52, 86), ("30", "0.5", 23.14, 1.72, 90), ("10", "0.2", 25.83, 1.04, 85.7)]
+LABELS = {"mono": "Monolingual", "vanilla": "Multilingual Vanilla", "onehot": "Multilingual Onehot",
+          "multisoftmax": "Multi-softmax", "multisoftmax_lsp": "Multi-softmax LSP",
+          "multisoftmax_lid": "Multi-softmax LID", "multisoftmax_lid_oracle": "Multi-softmax LID Oracle",
+          "ft_onehot": "Onehot finetuning", "ft_multisoftmax": "Multi-softmax finetuning"}
+METRICS = ("Word errors are Levenshtein substitutions + deletions + insertions against the normalised transcript "
+           "(stage 3 `text_norm`), after mapping the B_-grapheme hypothesis back to words; WER = errors / reference "
+           "words, word-weighted over utterances and, for Avg., over languages (paper: \"word weighted WER\"). "
+           "CER: the same over characters without spaces. WERR = 100 (WER_base - WER) / WER_base. LID accuracy: "
+           "share of utterances whose chosen language is right (vanilla: the language whose script most of the "
+           "hypothesis is written in, as the paper's Table 5). T_avg = sum over languages of the fraction of "
+           "frames that language's decoder ran (paper eq. 2; 4 = every decoder all the time).")
+
+
+def get_parser():
+    p = argparse.ArgumentParser(prog="indic_score", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--langs", default="en hi ta gu")
+    p.add_argument("--systems", default="mono_en mono_hi mono_ta mono_gu vanilla onehot multisoftmax "
+                                        "multisoftmax_lsp multisoftmax_lid", help="trained systems (mono expanded)")
+    p.add_argument("--finetune", default="onehot multisoftmax", help="finetuned seeds (ft_<seed>_<lang>)")
+    p.add_argument("--test-sets", default="", help="default: <lang>_test of every language")
+    p.add_argument("--corpus", default="mini", help="mini | indic (goes into results.json)")
+    p.add_argument("--data", default="data")
+    p.add_argument("--exp", default="exp")
+    p.add_argument("--results", default="RESULTS.md")
+    p.add_argument("--note", default="", help="a line about the run (sizes, epochs) for RESULTS.md")
+    return p
+
+
+def fmt(x, nd=2) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{nd}f}"
+
+
+class Scorer:
+    """Scores decode dirs against a test set's references (read once per set)."""
+
+    def __init__(self, data: Path, exp: Path):
+        self.data, self.exp, self._refs = data, exp, {}
+
+    def refs(self, test_set: str):
+        if test_set not in self._refs:
+            d = self.data / test_set
+            self._refs[test_set] = (read_text(d / "text_norm"), read_table(d / "utt2lid"))
+        return self._refs[test_set]
+
+    def counts(self, decode_dir: Path, test_set: str, hyp_name: str = "hyp",
+               restrict_lang: Optional[str] = None) -> Optional[Dict[str, Counts]]:
+        """Per-language counts of a decode dir (None if it was not decoded); restrict_lang: only that
+        language's utterances (a monolingual model decodes its own language only)."""
+        hyp_path = decode_dir / hyp_name
+        if not hyp_path.is_file():
+            return None
+        refs, utt2lid = self.refs(test_set)
+        if restrict_lang is not None:
+            refs = {u: r for u, r in refs.items() if utt2lid.get(u) == restrict_lang}
+        lang_path = decode_dir / "hyp_lang"
+        hyp_lang = read_table(lang_path, allow_empty_value=True) if lang_path.is_file() and hyp_name == "hyp" else None
+        return score(refs, read_text(hyp_path, allow_empty=True), utt2lid, hyp_lang, str(hyp_path))
+
+
+def merge(into: Dict[str, Counts], new: Optional[Dict[str, Counts]]) -> None:
+    for lang, c in (new or {}).items():
+        into.setdefault(lang, Counts())
+        into[lang] += c
+
+
+def row_metrics(per_lang: Dict[str, Counts], langs: List[str]) -> dict:
+    out = {}
+    for lang in langs:
+        c = per_lang.get(lang)
+        if c is not None:
+            out[f"wer_{lang}"], out[f"cer_{lang}"] = c.wer, c.cer
+            if c.lid_acc is not None:
+                out[f"lid_acc_{lang}"] = c.lid_acc
+    if per_lang and all(lang in per_lang for lang in langs):
+        tot = pooled(per_lang, langs)
+        out.update(wer_avg=tot.wer, cer_avg=tot.cer, words=tot.words, utts=tot.utts)
+        if tot.lid_acc is not None:
+            out["lid_acc_avg"] = tot.lid_acc
+    return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in out.items()}
+
+
+def wer_table(rows: Dict[str, dict], order: List[str], paper: dict, langs: List[str], base: str) -> List[str]:
+    """Rows of WER per language + Avg. + WERR against `base`, ours then the paper's."""
+    cols = [LANG_NAMES.get(l, l) for l in langs]
+    lines = ["| Model | " + " | ".join(cols) + " | Avg. | WERR [%] | CER Avg. | paper: " + " / ".join(PAPER_LANGS)
+             + " / Avg. / WERR |", "| --- " * (len(langs) + 5) + "|"]
+    base_avg = rows.get(base, {}).get("wer_avg")
+    for name in order:
+        m = rows.get(name)
+        if m is None:
+            continue
+        p = paper.get(name)
+        ptxt = "-" if p is None else " / ".join(fmt(v) for v in p)
+        lines.append(f"| {LABELS.get(name, name)} | " + " | ".join(fmt(m.get(f"wer_{l}")) for l in langs)
+                     + f" | {fmt(m.get('wer_avg'))} | {fmt(werr(m.get('wer_avg'), base_avg))} | "
+                     + f"{fmt(m.get('cer_avg'))} | {ptxt} |")
+    return lines
+
+
+def collect(args, scorer: Scorer, langs, own_sets, extra_sets):
+    systems = args.systems.split()
+    ft = [f"ft_{s}_{l}" for s in args.finetune.split() for l in langs]
+    rows: Dict[str, dict] = {}
+    raw: Dict[str, Dict[str, Counts]] = {}
+
+    def gather(name, dirs_and_langs, sets, hyp_name="hyp"):
+        per: Dict[str, Counts] = {}
+        for sys_dir, sub, only in dirs_and_langs:
+            for x in sets:
+                merge(per, scorer.counts(args_exp / sys_dir / f"decode_{x}" / sub, x, hyp_name, only))
+        return per
+
+    args_exp = Path(args.exp)
+    for sets, suffix in ((own_sets, ""),) + tuple(((x,), f"@{x}") for x in extra_sets):
+        # Table 2 / 3: language known; monolingual and finetuned models each decode their own language
+        groups = {"mono": [(f"mono_{l}", "known", l) for l in langs if f"mono_{l}" in systems]}
+        for s in args.finetune.split():
+            groups[f"ft_{s}"] = [(f"ft_{s}_{l}", "known", l) for l in langs if f"ft_{s}_{l}" in ft]
+        for s in ("vanilla", "onehot", "multisoftmax", "multisoftmax_lsp", "multisoftmax_lid"):
+            if s in systems:
+                groups[s] = [(s, "known", None)]
+        for name, dirs in groups.items():
+            per = gather(name, dirs, sets)
+            if per:
+                raw[name + suffix] = per
+                rows[name + suffix] = row_metrics(per, langs)
+        if "multisoftmax_lid" in systems:  # Table 4 / 5: language unknown
+            for name, hyp in (("multisoftmax_lid_lidfree", "hyp"), ("multisoftmax_lid_oracle", "hyp_oracle")):
+                per = gather(name, [("multisoftmax_lid", "lidfree", None)], sets, hyp)
+                if per:
+                    rows[name + suffix] = row_metrics(per, langs)
+    return rows
+
+
+def switchoff_rows(args, scorer: Scorer, langs, own_sets) -> List[dict]:
+    """Table 7: one row per switch-off setting decoded (pooled over the own test sets, and Hi-IN alone)."""
+    base = Path(args.exp) / "multisoftmax_lid"
+    settings = sorted({p.name for x in own_sets for p in (base / f"decode_{x}" / "switchoff").glob("*")
+                       if (p / "hyp").is_file()}, key=lambda n: tuple(-float(v) for v in n.split("_")))
+    out = []
+    for name in settings:
+        per: Dict[str, Counts] = {}
+        frames = active = cpu = 0.0
+        for x in own_sets:
+            d = base / f"decode_{x}" / "switchoff" / name
+            merge(per, scorer.counts(d, x))
+            if (d / "decode_stats.json").is_file():
+                st = json.loads((d / "decode_stats.json").read_text())
+                frames += st.get("frames", 0)
+                active += st.get("active_frames", 0)
+                cpu += st.get("decoder_cpu_s", 0.0)
+        tau, sth = name.split("_")
+        m = row_metrics(per, langs)
+        m.update(tau=tau, s_th=sth, t_avg=round(active / frames, 3) if frames else None, decoder_cpu_s=round(cpu, 3))
+        hi = per.get("hi")
+        m["wer_hi"] = round(hi.wer, 3) if hi and hi.wer is not None else None
+        out.append(m)
+    return out
+
+
+def params(args, langs) -> Dict[str, float]:
+    """#parameters (millions) from each system's trained model."""
+    from local_models.multisoftmax.task import load_trained
+
+    out = {}
+    for s in args.systems.split():
+        d = Path(args.exp) / s
+        if (d / "valid.loss.best.pth").is_file():
+            net = load_trained(d).net
+            key = "mono" if s.startswith("mono_") else s
+            out.setdefault(key, []).append(net.num_params() / 1e6)
+    return {k: sum(v) / len(v) for k, v in out.items()}
+
+
+def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets) -> None:
+    lines = ["# egs/indic/asr1: multi-softmax streaming multilingual RNN-T (paper 001, Joshi et al., Interspeech 2021)",
+             "", f"Corpus: **{args.corpus}**, test sets {', '.join(own_sets)}. {args.note}".rstrip(), "",
+             "Every number below was measured by this recipe's stages 4-7 in the run that wrote this file. The "
+             "paper trains 6 x 1024 LSTM models on 23 000 hours; the mini corpus has minutes of espeak-ng speech "
+             "per language, so the absolute numbers are not comparable: the comparisons between rows are.", "",
+             "## Metrics", "", METRICS, ""]
+    lines += ["## Table 2: language known (WER [%], WERR vs monolingual)", ""]
+    lines += wer_table(rows, ["mono", "vanilla", "onehot", "multisoftmax", "multisoftmax_lsp", "multisoftmax_lid"],
+                       PAPER_T2, langs, "mono") + [""]
+    lines += ["## Table 3: monolingual models seeded with multilingual ones (WER [%], WERR vs monolingual)", ""]
+    lines += wer_table(rows, ["mono", "ft_onehot", "ft_multisoftmax"], PAPER_T3, langs, "mono") + [""]
+    t4 = {"vanilla": rows.get("vanilla"), "multisoftmax_lid": rows.get("multisoftmax_lid_lidfree"),
+          "multisoftmax_lid_oracle": rows.get("multisoftmax_lid_oracle")}
+    lines += ["## Table 4: language not known (WER [%], WERR vs vanilla)", "",
+              "Vanilla needs no language; multi-softmax LID runs every language's decoder over one encoder pass "
+              "and keeps the output of the language with the highest LID posterior averaged over frames; the "
+              "oracle keeps the true language's decoder output of the same run.", ""]
+    lines += wer_table({k: v for k, v in t4.items() if v}, list(t4), PAPER_T4, langs, "vanilla") + [""]
+    lines += ["## Table 5: LID accuracy [%]", "",
+              "| Model | " + " | ".join(LANG_NAMES.get(l, l) for l in langs) + " | Avg. | paper |",
+              "| --- " * (len(langs) + 3) + "|"]
+    for name, m in (("vanilla", rows.get("vanilla")), ("multisoftmax_lid", rows.get("multisoftmax_lid_lidfree"))):
+        if m:
+            p = PAPER_T5[name]
+            lines.append(f"| {LABELS[name]} | " + " | ".join(fmt(m.get(f"lid_acc_{l}")) for l in langs)
+                         + f" | {fmt(m.get('lid_acc_avg'))} | {' / '.join(fmt(v) for v in p)} |")
+    lines += ["", "## Table 6: number of parameters [M]", "", "| Model | ours | paper |", "| --- | --- | --- |"]
+    for name, value in prm.items():
+        lines.append(f"| {LABELS.get(name, name)} | {value:.3f} | {fmt(PAPER_T6.get(name))} |")
+    lines += ["", "Ours at the paper's size (conf/tuning/train.yaml) is printed by `tests/test_indic_model.py` "
+              "(Mono. 67.93, Vanilla 68.43, MS 74.74, MS LSP 125.12, MS LID 75.79 M with the mini corpus' units): "
+              "the paper's Table 6 puts multi-softmax below vanilla, so its language-specific \"joint\" must be "
+              "smaller than a full joint network per language, which is what its text describes and we build.", ""]
+    if t7:
+        lines += ["## Table 7: early switch-off of multi-softmax LID decoders", "",
+                  "tau in encoder frames (30 ms). Ours pooled over every test set (WER Hi-IN alone beside it); the "
+                  "paper's on a Hi-IN subset. Decoder CPU: process time of the beam searches (encoder excluded), "
+                  "measured in the decode run.", "",
+                  "| tau [frames] | s_th | WER [%] | WER Hi-IN | T_avg | LID acc. [%] | decoder CPU [s] |",
+                  "| --- " * 7 + "|"]
+        for m in t7:
+            lines.append(f"| {m['tau']} | {m['s_th']} | {fmt(m.get('wer_avg'))} | {fmt(m.get('wer_hi'))} | "
+                         f"{fmt(m.get('t_avg'))} | {fmt(m.get('lid_acc_avg'))} | {fmt(m.get('decoder_cpu_s'))} |")
+        lines += ["", "The paper's Table 7 (Hi-IN subset; its text reads tau as 30 ms frames: \"30 frames (900ms)\"):", "",
+                  "| tau | s_th | WER [%] | T_avg | LID acc. [%] |", "| --- | --- | --- | --- | --- |"]
+        lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in PAPER_T7]
+        lines += ["", "![switch-off trade-off](exp/images/switchoff.png)", ""]
+    lines += acceptance(rows, t7)
+    for x in extra_sets:
+        sub = {k[: -len(x) - 1]: v for k, v in rows.items() if k.endswith(f"@{x}")}
+        if sub:
+            lines += [f"## Unseen test set {x}", ""]
+            lines += wer_table(sub, ["mono", "vanilla", "onehot", "multisoftmax", "multisoftmax_lsp",
+                                     "multisoftmax_lid", "multisoftmax_lid_lidfree", "multisoftmax_lid_oracle",
+                                     "ft_onehot", "ft_multisoftmax"], {}, [l for l in langs], "mono") + [""]
+    with atomic_open(path) as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def acceptance(rows, t7) -> List[str]:
+    """The recipe's acceptance checks, stated with the measured numbers (held or not)."""
+    def get(name, key):
+        return (rows.get(name) or {}).get(key)
+
+    checks = []
+    ms, va = get("multisoftmax", "wer_avg"), get("vanilla", "wer_avg")
+    if ms is not None and va is not None:
+        checks.append((ms < va, f"multi-softmax beats vanilla on average WER ({fmt(ms)} vs {fmt(va)})"))
+    lf = get("multisoftmax_lid_lidfree", "wer_avg")
+    if lf is not None and va is not None:
+        checks.append((lf < va, f"LID-free multi-softmax beats vanilla ({fmt(lf)} vs {fmt(va)})"))
+    acc = get("multisoftmax_lid_lidfree", "lid_acc_avg")
+    if acc is not None:
+        checks.append((acc >= 90, f"multi-softmax LID picks the right language on >= 90 % of utterances ({fmt(acc)} %)"))
+    if t7:
+        full = next((m for m in t7 if m["tau"] == "inf" or m["s_th"] == "inf"), None)
+        if full and full.get("t_avg") and full.get("wer_avg") is not None:
+            ok = [m for m in t7 if m.get("t_avg") is not None and m["t_avg"] <= 0.6 * full["t_avg"]
+                  and m.get("wer_avg") is not None and m["wer_avg"] <= full["wer_avg"] + 1.0]
+            best = min(ok, key=lambda m: m["t_avg"]) if ok else None
+            what = (f"tau {best['tau']}, s_th {best['s_th']}: T_avg {fmt(best['t_avg'])} vs {fmt(full['t_avg'])}, WER "
+                    f"{fmt(best['wer_avg'])} vs {fmt(full['wer_avg'])}" if best else "no setting")
+            checks.append((best is not None, f"a switch-off setting cuts T_avg by >= 40 % for <= 1 abs. WER ({what})"))
+    lines = ["## Acceptance checks", ""]
+    lines += [f"- {'HOLDS' if ok else 'DOES NOT HOLD'}: {text}" for ok, text in checks]
+    return lines + [""]
+
+
+def plot_switchoff(t7, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pts = [(m["t_avg"], m["wer_avg"], f"{m['tau']}/{m['s_th']}") for m in t7
+           if m.get("t_avg") is not None and m.get("wer_avg") is not None]
+    if not pts:
+        return
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label="ours (all test sets)")
+    for x, y, label in pts:
+        ax.annotate(label, (x, y), fontsize=7, textcoords="offset points", xytext=(3, 3))
+    ax.plot([p[3] for p in PAPER_T7], [p[2] for p in PAPER_T7], "s--", alpha=0.6, label="paper (Hi-IN subset)")
+    ax.set_xlabel("T_avg (decoders running, on average)")
+    ax.set_ylabel("WER [%]")
+    ax.set_title("Early switch-off of decoders (paper Table 7)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+
+
+def main(argv=None):
+    args = get_parser().parse_args(argv)
+    langs = args.langs.split()
+    own_sets = [f"{l}_test" for l in langs]
+    test_sets = args.test_sets.split() or own_sets
+    extra_sets = [x for x in test_sets if x not in own_sets]
+    own_sets = [x for x in test_sets if x in own_sets]
+    try:
+        scorer = Scorer(Path(args.data), Path(args.exp))
+        rows = collect(args, scorer, langs, own_sets, extra_sets)
+        t7 = switchoff_rows(args, scorer, langs, own_sets)
+        prm = params(args, langs)
+    except (DataDirError, OSError, ValueError) as e:
+        print(f"indic_score: {e}", file=sys.stderr)
+        return 1
+    systems = {k: v for k, v in rows.items() if v}
+    for k, v in prm.items():
+        systems.setdefault(k, {})["params_M"] = round(v, 3)
+    for m in t7:
+        systems[f"switchoff_tau{m['tau']}_sth{m['s_th']}"] = {k: v for k, v in m.items() if k not in ("tau", "s_th")}
+    exp = Path(args.exp)
+    update_results(exp / "results.json", "egs/indic/asr1", args.corpus, systems)
+    plot_switchoff(t7, exp / "images" / "switchoff.png")
+    write_md(Path(args.results), args, rows, t7, prm, langs, own_sets, extra_sets)
+    for name in ("mono", "vanilla", "onehot", "multisoftmax", "multisoftmax_lsp", "multisoftmax_lid_lidfree"):
+        if name in rows:
+            print(f"indic_score: {name}: WER {fmt(rows[name].get('wer_avg'))} %, CER {fmt(rows[name].get('cer_avg'))} %",
+                  file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

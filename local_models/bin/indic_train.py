@@ -1,0 +1,14 @@
+"""Train a multilingual RNN-T (mono / vanilla / onehot / multisoftmax [LSP, LID]) with ESPnet2's trainer:
+`python -m local_models.bin.indic_train <espnet args>`.
+
+Imports local_models.multisoftmax.task so that its model registry exists in this process and in every
+process ESPnet spawns (DESIGN.md section 3). All options are ESPnet's (`--help`)."""
+from local_models.multisoftmax.task import TransducerTask
+
+
+def main(cmd=None):
+    TransducerTask.main(cmd=cmd)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,266 @@
+"""Multilingual streaming RNN-T models of paper 001 (Sections 3-4): one class, five systems.
+
+    system        softmax heads             language input        LID head
+    mono          one language's units      -                     -          (`lang`: which one)
+    vanilla       union of all languages    -                     -
+    onehot        union of all languages    one-hot at the input  -
+    multisoftmax  one per language          -                     optional (`lid: true`, Section 4.2)
+
+A *head* is an embedding of the previous unit, a joint network and a softmax over that head's units.
+Multi-softmax shares the encoder and the prediction LSTM across languages; each language has its own
+embedding, joint and softmax (paper Fig. 1). `lsp: true` gives every language its own prediction LSTM
+too (Section 4.1, Fig. 2). The LID head is a frame classifier on the encoder output trained with
+cross-entropy against the utterance's language at every frame; its loss is added to the RNN-T loss
+and, sitting on the encoder only, updates only the encoder and itself (Section 4.2).
+
+Every model reads targets as ids of the *union* vocabulary and maps them to its heads' ids with a
+lookup buffer, so one set of data files serves every system. The unit lists travel inside the model
+configuration (`token_lists`), so a trained model decodes without the recipe's data directory.
+
+Streaming: the encoder and prediction network are unidirectional LSTMs and the input stacking only
+looks back (units.stack_frames), so `encode(..., state)` over consecutive chunks equals one pass over
+the whole utterance; the search in decode.py drives `pred_step` and `joint` one step at a time.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .units import BLANK, stack_frames_batch, stacked_length
+
+SYSTEMS = ("mono", "vanilla", "onehot", "multisoftmax")
+UNION = "union"
+
+LSTMState = Tuple[torch.Tensor, torch.Tensor]
+
+
+def lengths_to_mask(lengths: torch.Tensor, T: int) -> torch.Tensor:
+    return torch.arange(T, device=lengths.device)[None, :] < lengths[:, None]
+
+
+def rnnt_loss(logits: torch.Tensor, targets: torch.Tensor, logit_lengths: torch.Tensor,
+              target_lengths: torch.Tensor, blank: int = 0) -> torch.Tensor:
+    """Per-utterance RNN-T negative log-likelihood (torchaudio's fused kernel; logits (B, T, U+1, V))."""
+    from torchaudio.functional import rnnt_loss as _rnnt_loss
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torchaudio's maintenance-phase deprecation notice
+        return _rnnt_loss(logits.float(), targets.int(), logit_lengths.int(), target_lengths.int(),
+                          blank=blank, reduction="none", clamp=-1)
+
+
+class Joint(nn.Module):
+    """z = W_out tanh(W_enc h_t + W_pred g_u): enc (..., H), pred (..., P) broadcastable -> logits (..., V)."""
+
+    def __init__(self, enc_dim: int, pred_dim: int, joint_dim: int, vocab_size: int):
+        super().__init__()
+        self.enc = nn.Linear(enc_dim, joint_dim)
+        self.pred = nn.Linear(pred_dim, joint_dim, bias=False)
+        self.out = nn.Linear(joint_dim, vocab_size)
+
+    def forward(self, enc: torch.Tensor, pred: torch.Tensor) -> torch.Tensor:
+        return self.out(torch.tanh(self.enc(enc) + self.pred(pred)))
+
+
+class Head(nn.Module):
+    """Language-specific (or union) output side: embedding of the previous unit, joint and softmax."""
+
+    def __init__(self, vocab_size: int, embed_dim: int, enc_dim: int, pred_dim: int, joint_dim: int):
+        super().__init__()
+        self.vocab_size = vocab_size
+        self.embed = nn.Embedding(vocab_size, embed_dim)
+        self.joint = Joint(enc_dim, pred_dim, joint_dim, vocab_size)
+
+
+class MultilingualTransducer(nn.Module):
+    """See the module docstring. `token_lists` maps every language code (and "union") to its unit list;
+    the language ids (`lid` inputs, LID classes) follow the order of `langs`, also for a mono system."""
+
+    def __init__(self, langs: Sequence[str], token_lists: Dict[str, List[str]], system: str = "multisoftmax",
+                 lang: Optional[str] = None, lsp: bool = False, lid: bool = False, lid_weight: float = 1.0, idim: int = 80,
+                 stack: int = 8, stride: int = 3, enc_layers: int = 6, enc_units: int = 1024,
+                 pred_layers: int = 2, pred_units: int = 1024, embed_dim: int = 1024, joint_dim: int = 1024,
+                 lid_hidden: int = 1024, dropout: float = 0.0):
+        super().__init__()
+        langs = list(langs)
+        if system not in SYSTEMS:
+            raise ValueError(f"system {system!r}: expected one of {', '.join(SYSTEMS)}")
+        if not langs or len(set(langs)) != len(langs):
+            raise ValueError(f"langs {langs!r}: expected distinct language codes")
+        if (system == "mono") != (lang is not None) or (lang is not None and lang not in langs):
+            raise ValueError(f"lang {lang!r}: a mono system needs one of langs ({' '.join(langs)}), others none")
+        if (lsp or lid) and system != "multisoftmax":
+            raise ValueError("lsp and lid extend the multisoftmax system only")
+        heads = [UNION] if system in ("vanilla", "onehot") else [lang] if system == "mono" else langs
+        for name in heads + [UNION]:
+            if name not in token_lists:
+                raise ValueError(f"token_lists has no unit list for {name!r}")
+            if token_lists[name][0] != BLANK:
+                raise ValueError(f"unit list {name!r} must start with {BLANK} (id 0, the RNN-T blank)")
+        self.langs, self.system, self.heads_names = langs, system, heads
+        self.token_lists = {name: list(token_lists[name]) for name in heads + [UNION]}
+        self.lsp, self.lid_weight, self.stack_n, self.stride = lsp, lid_weight, stack, stride
+        in_dim = idim * stack + (len(langs) if system == "onehot" else 0)
+        self.encoder = nn.LSTM(in_dim, enc_units, enc_layers, batch_first=True,
+                               dropout=dropout if enc_layers > 1 else 0.0)
+        self.enc_dropout = nn.Dropout(dropout)
+        self.heads = nn.ModuleDict({h: Head(len(self.token_lists[h]), embed_dim, enc_units, pred_units, joint_dim)
+                                    for h in heads})
+        pred_names = heads if lsp else ["shared"]
+        self.pred_nets = nn.ModuleDict({p: nn.LSTM(embed_dim, pred_units, pred_layers, batch_first=True,
+                                                   dropout=dropout if pred_layers > 1 else 0.0)
+                                        for p in pred_names})
+        self.lid_head = (nn.Sequential(nn.Linear(enc_units, lid_hidden), nn.ReLU(), nn.Linear(lid_hidden, len(langs)))
+                         if lid else None)
+        # union id -> head id (-1: not a unit of that head)
+        union_index = {u: i for i, u in enumerate(self.token_lists[UNION])}
+        for h in heads:
+            table = torch.full((len(union_index),), -1, dtype=torch.long)
+            for i, u in enumerate(self.token_lists[h]):
+                if u not in union_index:
+                    raise ValueError(f"unit {u!r} of {h!r} is not in the union unit list")
+                table[union_index[u]] = i
+            self.register_buffer(f"u2h_{h}", table, persistent=False)
+
+    # ------------------------------------------------------------------ structure
+    @property
+    def has_lid(self) -> bool:
+        return self.lid_head is not None
+
+    def head_of(self, lang: str) -> str:
+        if lang not in self.langs:
+            raise ValueError(f"language {lang!r} is not one of this model's languages ({' '.join(self.langs)})")
+        if lang in self.heads:
+            return lang
+        if UNION in self.heads:
+            return UNION
+        raise ValueError(f"this {self.system} model has no head for language {lang!r} (heads: {' '.join(self.heads)})")
+
+    def _pred_net(self, head: str) -> nn.LSTM:
+        return self.pred_nets[head if self.lsp else "shared"]
+
+    def num_params(self, lang: Optional[str] = None) -> int:
+        """Parameters of the whole model, or of what decoding `lang` uses (the others' heads dropped)."""
+        total = sum(p.numel() for p in self.parameters())
+        if lang is None:
+            return total
+        keep = {self.head_of(lang)}
+        for h in self.heads_names:
+            if h not in keep:
+                total -= sum(p.numel() for p in self.heads[h].parameters())
+                if self.lsp:
+                    total -= sum(p.numel() for p in self.pred_nets[h].parameters())
+        return total
+
+    # ------------------------------------------------------------------ encoder
+    def stack(self, feats: torch.Tensor, lengths: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        """(B, T, 80) log-mels at 10 ms -> (B, ceil(T/3), 640) at 30 ms (causal stacking)."""
+        return stack_frames_batch(feats, lengths, self.stack_n, self.stride)
+
+    def encode(self, x: torch.Tensor, lengths: torch.Tensor, lid: Optional[torch.Tensor] = None,
+               state: Optional[LSTMState] = None) -> Tuple[torch.Tensor, LSTMState]:
+        """Encoder over stacked frames x (B, S, 640); lid (B,) language ids (one-hot system only).
+        Returns (B, S, H) and the LSTM state after the last frame (for the next chunk); padded frames
+        are beyond `lengths`, so with B > 1 the state is only meaningful for full-length rows."""
+        if self.system == "onehot":
+            if lid is None:
+                raise ValueError("the one-hot system needs the input language (lid)")
+            onehot = F.one_hot(lid.long(), len(self.langs)).to(x.dtype)
+            x = torch.cat([x, onehot[:, None, :].expand(-1, x.shape[1], -1)], dim=-1)
+        h, state = self.encoder(x, state)
+        return self.enc_dropout(h), state
+
+    def lid_log_posteriors(self, h: torch.Tensor) -> torch.Tensor:
+        """(B, S, L) frame-level log P(language) from encoder frames."""
+        if self.lid_head is None:
+            raise ValueError("this model has no LID head (train a multisoftmax system with lid: true)")
+        return torch.log_softmax(self.lid_head(h), dim=-1)
+
+    # ------------------------------------------------------------------ prediction network and joint
+    def pred_init_state(self, head: str, n: int) -> LSTMState:
+        lstm = self._pred_net(head)
+        z = torch.zeros(lstm.num_layers, n, lstm.hidden_size, device=self.device)
+        return z, z.clone()
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device
+
+    def pred_step(self, head: str, tokens: torch.Tensor, state: LSTMState) -> Tuple[torch.Tensor, LSTMState]:
+        """One prediction-network step for N hypotheses: last emitted unit ids (N,) of `head` (blank = start)
+        and LSTM state (layers, N, P) -> (N, P) output and new state."""
+        g, state = self._pred_net(head)(self.heads[head].embed(tokens)[:, None, :], state)
+        return g[:, 0], state
+
+    def joint_log_probs(self, head: str, enc: torch.Tensor, pred: torch.Tensor) -> torch.Tensor:
+        """log-softmax over `head`'s units of the joint of encoder frames and prediction outputs
+        (broadcastable, e.g. enc (N, H) with pred (N, P))."""
+        return torch.log_softmax(self.heads[head].joint(enc, pred), dim=-1)
+
+    def to_head_ids(self, head: str, union_ids: torch.Tensor) -> torch.Tensor:
+        return getattr(self, f"u2h_{head}")[union_ids]
+
+    # ------------------------------------------------------------------ training
+    def head_loss(self, head: str, h: torch.Tensor, hlens: torch.Tensor, text: torch.Tensor,
+                  tlens: torch.Tensor) -> torch.Tensor:
+        """Per-utterance RNN-T loss of rows that all use `head`; text holds union ids (padding >= tlens)."""
+        U, S = int(tlens.max()), int(hlens.max())
+        text, h = text[:, :U], h[:, :S]  # the loss kernel wants the padded sizes to be the longest row's
+        valid = lengths_to_mask(tlens, U)
+        ids = self.to_head_ids(head, text.clamp(min=0))
+        bad = valid & (ids < 0)
+        if bad.any():
+            b, u = bad.nonzero()[0].tolist()
+            unit = self.token_lists[UNION][int(text[b, u])]
+            raise ValueError(f"target unit {unit!r} is not a unit of head {head!r}")
+        ids = torch.where(valid, ids, torch.zeros_like(ids))
+        start = torch.zeros(len(ids), 1, dtype=torch.long, device=ids.device)  # blank starts the history
+        g, _ = self._pred_net(head)(self.heads[head].embed(torch.cat([start, ids], dim=1)))
+        logits = self.heads[head].joint(h[:, :, None, :], g[:, None, :, :])  # (B, S, U+1, V)
+        return rnnt_loss(logits, ids, hlens, tlens)
+
+    def forward(self, feats: torch.Tensor, feats_lengths: torch.Tensor, text: torch.Tensor,
+                text_lengths: torch.Tensor, lid: torch.Tensor) -> Dict[str, torch.Tensor]:
+        """Losses of a batch: feats (B, T, 80), text (B, U) union ids, lid (B,) language ids (order of
+        `langs`). Rows of different languages may share a batch: each goes through its own head."""
+        x, xlens = self.stack(feats, feats_lengths)
+        h, _ = self.encode(x, xlens, lid)
+        per_utt = torch.zeros(len(x), device=x.device)
+        covered = torch.zeros_like(lid, dtype=torch.bool)
+        for head in self.heads_names:
+            rows = (torch.ones_like(lid, dtype=torch.bool) if head == UNION
+                    else lid == self.langs.index(head))
+            covered |= rows
+            if rows.any():
+                idx = rows.nonzero()[:, 0]
+                per_utt = per_utt.index_put((idx,), self.head_loss(head, h[idx], xlens[idx], text[idx],
+                                                                   text_lengths[idx]))
+        if not covered.all():
+            lang = self.langs[int(lid[~covered][0])]
+            raise ValueError(f"an utterance in language {lang!r}: this {self.system} model has no head for it")
+        out = dict(loss_rnnt=per_utt.mean())
+        loss = out["loss_rnnt"]
+        if self.lid_head is not None:
+            logp = self.lid_log_posteriors(h)
+            m = lengths_to_mask(xlens, h.shape[1])
+            target = lid.long()[:, None].expand(-1, h.shape[1])
+            # summed over an utterance's frames like the RNN-T loss (a sum over its units), then averaged
+            # over utterances: the paper adds the two losses, and a per-frame mean would be ~100x too weak
+            ce = -(logp.gather(-1, target[..., None])[..., 0] * m).sum() / len(x)
+            out["loss_lid"] = ce
+            out["lid_frame_acc"] = ((logp.argmax(-1) == target) & m).sum() / m.sum()
+            loss = loss + self.lid_weight * ce
+        out["loss"] = loss
+        return out
+
+
+def num_encoder_frames(num_frames, stride: int = 3):
+    """Encoder frames (30 ms) of an utterance of `num_frames` 10 ms frames."""
+    return stacked_length(num_frames, stride)
+
+
+__all__ = ["MultilingualTransducer", "SYSTEMS", "UNION", "rnnt_loss", "lengths_to_mask", "num_encoder_frames"]

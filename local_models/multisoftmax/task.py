@@ -1,0 +1,114 @@
+"""ESPnet2 task of the multilingual RNN-T systems (DESIGN.md section 3): `python -m local_models.bin.indic_train`.
+
+Data (stage 4 writes them, local_models.bin.indic_prepare): `feats` (T, 80) log-mels (kaldi_ark), `text`
+union-vocabulary unit ids (text_int), `lid` language id in the order of the model's `langs` (text_int).
+A `utt2category` file beside feats.scp (the language of each utterance) makes ESPnet's folded batch
+sampler build single-language mini-batches; shuffled each epoch, a batch's language is then drawn in
+proportion to the language's share of the training data (paper Section 4).
+
+model_conf: `units_dir` (data/lang: <lang>/units.txt and union/units.txt; read once and stored in
+config.yaml as `token_lists`, so a trained model needs no data dir), `stats_file` (npz with the training
+features' mean and std; stored in the model as buffers), and MultilingualTransducer's arguments.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Callable, Collection, Dict, List, Optional, Tuple
+
+import numpy as np
+import torch
+from typeguard import typechecked
+
+from espnet2.torch_utils.device_funcs import force_gatherable
+from espnet2.train.abs_espnet_model import AbsESPnetModel
+from espnet2.train.class_choices import ClassChoices
+from espnet2.train.collate_fn import CommonCollateFn
+
+from local_models.common.espnet_task import LocalTask
+
+from .model import UNION, MultilingualTransducer
+from .units import read_units
+
+
+class TransducerModel(AbsESPnetModel):
+    """ESPnet wrapper of MultilingualTransducer: global feature normalisation and the loss report."""
+
+    def __init__(self, langs, token_lists: Dict[str, List[str]], stats_file: Optional[str] = None,
+                 idim: int = 80, **conf):
+        super().__init__()
+        self.net = MultilingualTransducer(langs, token_lists, idim=idim, **conf)
+        mean, std = torch.zeros(idim), torch.ones(idim)
+        if stats_file:
+            stats = np.load(stats_file)
+            if stats["mean"].shape != (idim,):
+                raise ValueError(f"{stats_file}: statistics of {stats['mean'].shape} dims, model input is {idim}")
+            mean, std = torch.tensor(stats["mean"]), torch.tensor(np.maximum(stats["std"], 1e-5))
+        self.register_buffer("feat_mean", mean.float())
+        self.register_buffer("feat_std", std.float())
+
+    def normalise(self, feats: torch.Tensor) -> torch.Tensor:
+        return (feats - self.feat_mean) / self.feat_std
+
+    def forward(self, feats: torch.Tensor, feats_lengths: torch.Tensor, text: torch.Tensor,
+                text_lengths: torch.Tensor, lid: torch.Tensor, **kwargs):
+        out = self.net(self.normalise(feats), feats_lengths, text, text_lengths, lid.view(-1))
+        stats = {k: v.detach() for k, v in out.items()}
+        return force_gatherable((out["loss"], stats, torch.tensor(float(len(feats)))), feats.device)
+
+    def collect_feats(self, feats, feats_lengths, **kwargs) -> Dict[str, torch.Tensor]:
+        return {}
+
+
+model_choices = ClassChoices(
+    "model",
+    classes=dict(transducer=TransducerModel),
+    type_check=AbsESPnetModel,
+    default="transducer",
+)
+
+
+def read_token_lists(units_dir, langs) -> Dict[str, List[str]]:
+    """{lang: units, ..., "union": units} from units_dir/<lang>/units.txt (errors name the file)."""
+    return {name: read_units(Path(units_dir) / name / "units.txt") for name in list(langs) + [UNION]}
+
+
+class TransducerTask(LocalTask):
+    class_choices_list = [model_choices]
+
+    @classmethod
+    @typechecked
+    def build_collate_fn(cls, args: argparse.Namespace, train: bool) -> Callable[
+        [Collection[Tuple[str, Dict[str, np.ndarray]]]], Tuple[List[str], Dict[str, torch.Tensor]]
+    ]:
+        return CommonCollateFn(float_pad_value=0.0, int_pad_value=-1, not_sequence=["lid"])
+
+    @classmethod
+    def required_data_names(cls, train: bool = True, inference: bool = False) -> Tuple[str, ...]:
+        return ("feats", "text", "lid")
+
+    @classmethod
+    @typechecked
+    def build_model(cls, args: argparse.Namespace) -> AbsESPnetModel:
+        conf = dict(args.model_conf or {})
+        units_dir = conf.pop("units_dir", None)
+        if units_dir is not None:  # first build: read the unit lists once and keep them in config.yaml
+            conf["token_lists"] = read_token_lists(units_dir, conf.get("langs", []))
+            # the statistics live in the checkpoint's buffers: a rebuild from config.yaml must not need the file
+            args.model_conf = {k: v for k, v in conf.items() if k != "stats_file"}
+        if "token_lists" not in conf:
+            raise ValueError("model_conf needs units_dir (data/lang) or token_lists")
+        return model_choices.get_class(args.model)(**conf)
+
+
+def load_trained(model_dir, model_file: str = "valid.loss.best.pth") -> TransducerModel:
+    """The model trained into exp dir `model_dir` (config.yaml + model_file), in eval mode, on the CPU."""
+    conf, ckpt = Path(model_dir) / "config.yaml", Path(model_dir) / model_file
+    for f in (conf, ckpt):
+        if not f.is_file():
+            raise FileNotFoundError(f"{f}: missing (train the model first: run.sh stage 4)")
+    model, _ = TransducerTask.build_model_from_file(str(conf), str(ckpt), "cpu")
+    return model.eval()
+
+
+__all__ = ["TransducerTask", "TransducerModel", "read_token_lists", "load_trained"]

@@ -1,0 +1,121 @@
+"""Smoke run of egs/indic/asr1 stages 1-7 on a tiny two-language mini corpus, then an unseen set."""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RECIPE = ROOT / "egs" / "indic" / "asr1"
+pytestmark = pytest.mark.skipif(not (ROOT / "tools" / "venv" / "bin" / "python").exists(),
+                                reason="needs tools/venv (make install)")
+SMALL = ("--langs", "en hi", "--mini-train-min", "en=0.6 hi=0.4", "--mini-dev-min", "0.2", "--mini-test-min", "0.2",
+         "--mini-train-spk", "4", "--mini-dev-spk", "2", "--systems", "mono vanilla onehot multisoftmax multisoftmax_lid",
+         "--finetune", "multisoftmax", "--ft-epochs", "1", "--train-config-suffix", "_smoke",
+         "--switch-off-grid", "inf:inf 3:0.5")
+
+
+def run(recipe, *args, check=True):
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "INDIC")}
+    env["MAIN_ROOT"] = str(ROOT)
+    proc = subprocess.run(["bash", "run.sh", *args], cwd=recipe, env=env, capture_output=True, text=True)
+    if check:
+        assert proc.returncode == 0, f"run.sh {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr[-4000:]}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def recipe(tmp_path_factory):
+    dst = tmp_path_factory.mktemp("indic") / "asr1"
+    shutil.copytree(RECIPE, dst, ignore=shutil.ignore_patterns("data", "dump", "exp", "downloads", "RESULTS.md"))
+    run(dst, *SMALL)
+    return dst
+
+
+def test_every_system_is_trained_decoded_and_scored(recipe):
+    res = json.loads((recipe / "exp" / "results.json").read_text())
+    assert res["recipe"] == "egs/indic/asr1" and res["corpus"] == "mini"
+    systems = res["systems"]
+    for name in ("mono", "vanilla", "onehot", "multisoftmax", "multisoftmax_lid", "ft_multisoftmax",
+                 "multisoftmax_lid_lidfree", "multisoftmax_lid_oracle"):
+        m = systems[name]
+        assert m["wer_avg"] >= 0 and m["utts"] > 0 and m["words"] > 0, name
+        assert {"wer_en", "wer_hi", "cer_avg"} <= set(m), name
+    assert 0 <= systems["multisoftmax_lid_lidfree"]["lid_acc_avg"] <= 100
+    assert systems["multisoftmax"]["params_M"] > 0
+    # the oracle keeps the true language's decoder output of the LID-free run: known-language decoding
+    # with the same model gives the same words
+    assert systems["multisoftmax_lid_oracle"]["wer_avg"] == pytest.approx(systems["multisoftmax_lid"]["wer_avg"])
+    full, cut = systems["switchoff_tauinf_sthinf"], systems["switchoff_tau3_sth0.5"]
+    assert full["t_avg"] == pytest.approx(2.0)  # two languages, both decoders all the time
+    assert cut["t_avg"] <= full["t_avg"]
+    md = (recipe / "RESULTS.md").read_text()
+    for table in ("Table 2", "Table 3", "Table 4", "Table 5", "Table 6", "Table 7", "Acceptance checks"):
+        assert f"## {table}" in md
+    assert "24.67 / 16.20 / 32.92 / 27.33 / 23.97" in md  # the paper's monolingual row beside ours
+    assert (recipe / "exp" / "images" / "switchoff.png").is_file()
+
+
+def test_training_batches_hold_one_language(recipe):
+    cat = (recipe / "dump" / "fbank" / "train_all" / "utt2category").read_text().split("\n")
+    assert {line.split()[1] for line in cat if line} == {"en", "hi"}
+    assert not (recipe / "dump" / "fbank" / "train_mixed" / "utt2category").exists()
+    conf = (recipe / "exp" / "multisoftmax" / "config.yaml").read_text()
+    assert "train_all/feats.scp" in conf  # the paper's single-language batches
+    assert "train_mixed/feats.scp" in (recipe / "exp" / "multisoftmax_lid" / "config.yaml").read_text()
+    assert "token_lists:" in conf and "stats_file" not in conf  # the model needs no data dir to decode
+
+
+def test_hypotheses_are_words_of_the_right_script(recipe):
+    d = recipe / "exp" / "multisoftmax" / "decode_hi_test" / "known"
+    units = (d / "hyp_units").read_text().split("\n")
+    hyp = (d / "hyp").read_text().split("\n")
+    assert len(units) == len(hyp)
+    for line in units:
+        for u in line.split()[1:]:
+            g = u[2:] if u.startswith("B_") else u
+            assert g in ("<unk>",) or not g.isascii(), u  # the Hindi head has Devanagari units only
+
+
+def test_rerun_of_scoring_is_identical(recipe):
+    before = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
+    run(recipe, *SMALL, "--stage", "7")
+    after = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
+    assert before == after
+
+
+def test_decodes_an_unseen_set(recipe):
+    """A user's set (other voices, 22.05 kHz, languages mixed in one dir) through --test_sets."""
+    from local_models.common.synth import Voice, synthesize
+    import soundfile
+
+    d = recipe / "data" / "other"
+    (d / "wav").mkdir(parents=True)
+    items = {"x1-0001": ("hi", "भारत सरकार नया कानून"), "x2-0001": ("en", "the new law was passed")}
+    for utt, (lang, text) in items.items():
+        voice = Voice("en-us" if lang == "en" else lang, "m6", rate=150, pitch=30)  # an accent unseen in training
+        audio = synthesize(text, voice, sample_rate=22050)
+        soundfile.write(d / "wav" / f"{utt}.wav", audio.wave, audio.sample_rate)
+    (d / "wav.scp").write_text("".join(f"{u} {d / 'wav' / u}.wav\n" for u in sorted(items)))
+    (d / "text").write_text("".join(f"{u} {items[u][1]}\n" for u in sorted(items)))
+    (d / "utt2spk").write_text("".join(f"{u} {u.split('-')[0]}\n" for u in sorted(items)))
+    (d / "spk2utt").write_text("".join(f"{u.split('-')[0]} {u}\n" for u in sorted(items)))
+    (d / "utt2lid").write_text("".join(f"{u} {items[u][0]}\n" for u in sorted(items)))
+    run(recipe, *SMALL, "--stage", "2", "--stop-stage", "3", "--test-sets", "other")
+    run(recipe, *SMALL, "--stage", "6", "--test-sets", "other")
+    res = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
+    assert res["multisoftmax@other"]["utts"] == 2
+    assert "multisoftmax_lid_lidfree@other" in res
+    assert "## Unseen test set other" in (recipe / "RESULTS.md").read_text()
+
+
+def test_bad_utt2lid_is_a_clear_error(recipe):
+    d = recipe / "data" / "bad"
+    shutil.copytree(recipe / "data" / "hi_test", d)
+    first = (d / "utt2lid").read_text().split("\n")[0].split()[0]
+    (d / "utt2lid").write_text((d / "utt2lid").read_text().replace(f"{first} hi", f"{first} xx"))
+    proc = run(recipe, *SMALL, "--stage", "3", "--stop-stage", "3", "--test-sets", "bad", check=False)
+    assert proc.returncode != 0
+    assert "utt2lid" in proc.stderr and "xx" in proc.stderr
