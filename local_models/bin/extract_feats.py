@@ -15,12 +15,17 @@ def get_parser():
         description="Read DATA_DIR (wav.scp [+ segments]), resample to --sample-rate, write OUT.ark/OUT.scp "
         "OUT.utt2num_frames, OUT.utt2dur and OUT.shape (ESPnet shape file). Typically run per split through the job launcher.",
     )
-    p.add_argument("--kind", default="logmel", choices=["logmel", "mfcc", "stft"])
+    p.add_argument("--kind", default="logmel", choices=["logmel", "mfcc", "stft", "fbank"],
+                   help="logmel: ln mel power; fbank: ESPnet2 TTS fbank, log10 mel magnitude, reflect padding")
     p.add_argument("--sample-rate", type=int, default=16000)
     p.add_argument("--win-ms", type=float, default=25.0)
     p.add_argument("--hop-ms", type=float, default=10.0)
+    p.add_argument("--win-length", type=int, default=0, help="window in samples (overrides --win-ms)")
+    p.add_argument("--hop-length", type=int, default=0, help="hop in samples (overrides --hop-ms)")
     p.add_argument("--n-fft", type=int, default=0, help="0 = next power of two >= window")
     p.add_argument("--n-mels", type=int, default=80)
+    p.add_argument("--fmin", type=float, default=0.0, help="lowest mel filter edge in Hz")
+    p.add_argument("--fmax", type=float, default=0.0, help="highest mel filter edge in Hz (0 = Nyquist)")
     p.add_argument("--n-mfcc", type=int, default=13)
     p.add_argument("--deltas", type=int, default=0, choices=[0, 1, 2],
                    help="append delta (1) or delta + delta-delta (2) features, e.g. MFCC 13 -> 39")
@@ -31,8 +36,14 @@ def get_parser():
 
 def main(argv=None):
     args = get_parser().parse_args(argv)
-    cfg = FeatConfig(args.kind, args.sample_rate, args.win_ms, args.hop_ms, args.n_fft, args.n_mels, args.n_mfcc,
-                      deltas=args.deltas)
+    # window / hop in samples become ms that round back to exactly those samples
+    win_ms = args.win_length * 1000 / args.sample_rate if args.win_length else args.win_ms
+    hop_ms = args.hop_length * 1000 / args.sample_rate if args.hop_length else args.hop_ms
+    cfg = FeatConfig(args.kind, args.sample_rate, win_ms, hop_ms, args.n_fft, args.n_mels, args.n_mfcc,
+                     fmin=args.fmin, fmax=args.fmax, deltas=args.deltas)
+    if args.hop_length and cfg.hop_length != args.hop_length or args.win_length and cfg.win_length != args.win_length:
+        print("extract_feats: --hop-length/--win-length do not survive the ms round trip", file=sys.stderr)
+        return 1
     try:
         total = len(read_table(f"{args.data_dir}/utt2spk"))
         durations = {}

@@ -14,7 +14,7 @@ from .datadir import atomic_open
 
 @dataclass
 class FeatConfig:
-    kind: str = "logmel"  # logmel | mfcc | stft
+    kind: str = "logmel"  # logmel | mfcc | stft | fbank (ESPnet2 TTS fbank, see _fbank)
     sample_rate: int = 16000
     win_ms: float = 25.0
     hop_ms: float = 10.0
@@ -50,9 +50,26 @@ def compute(wave: np.ndarray, cfg: FeatConfig) -> np.ndarray:
     return feats
 
 
+def _fbank(wave: np.ndarray, cfg: FeatConfig) -> np.ndarray:
+    """ESPnet2's TTS feature (espnet2/tts/feats_extract/log_mel_fbank.py, what `feats_extract: fbank`
+    computes and Parallel WaveGAN recipes use): log10 of the mel filterbank applied to the STFT
+    *magnitude* (amplitude and mel clamped at 1e-10), centred frames with reflect padding, fmin/fmax
+    as configured (ESPnet's TTS defaults: 80 / 7600 Hz). Frames = 1 + len(wave) // hop."""
+    import librosa
+
+    stft = librosa.stft(wave, n_fft=cfg.fft_size, hop_length=cfg.hop_length, win_length=cfg.win_length,
+                        window="hann", center=True, pad_mode="reflect")
+    amp = np.sqrt(np.maximum(stft.real ** 2 + stft.imag ** 2, 1e-10))
+    melmat = librosa.filters.mel(sr=cfg.sample_rate, n_fft=cfg.fft_size, n_mels=cfg.n_mels, fmin=cfg.fmin,
+                                 fmax=cfg.fmax or cfg.sample_rate / 2)
+    return np.log10(np.maximum(melmat @ amp, 1e-10)).T.astype(np.float32)
+
+
 def _static(wave: np.ndarray, cfg: FeatConfig) -> np.ndarray:
     import librosa
 
+    if cfg.kind == "fbank":
+        return _fbank(wave, cfg)
     spec = np.abs(
         librosa.stft(wave, n_fft=cfg.fft_size, hop_length=cfg.hop_length, win_length=cfg.win_length, window="hann")
     )
@@ -66,7 +83,7 @@ def _static(wave: np.ndarray, cfg: FeatConfig) -> np.ndarray:
         return logmel.T.astype(np.float32)
     if cfg.kind == "mfcc":
         return librosa.feature.mfcc(S=logmel, n_mfcc=cfg.n_mfcc).T.astype(np.float32)
-    raise ValueError(f"unknown feature kind '{cfg.kind}' (logmel, mfcc, stft)")
+    raise ValueError(f"unknown feature kind '{cfg.kind}' (logmel, mfcc, stft, fbank)")
 
 
 @contextlib.contextmanager
