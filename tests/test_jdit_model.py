@@ -1,0 +1,245 @@
+"""JDI-T (paper 002): forward attention, durations from attention, the model's losses and synthesis, and the
+ESPnet2 plug-in (train through the CLI on a fake corpus, resume, load with Text2Speech)."""
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from local_models.jdit.attention import ContentAttention, durations_from_attention, forward_attention
+from local_models.jdit.model import JDIT, aligner_durations
+
+torch.set_num_threads(1)  # the machine's 2 cores are shared; tiny tensors gain nothing from threads
+ROOT = Path(__file__).resolve().parents[1]
+TINY_CONF = ROOT / "egs/kss/tts1/conf/tuning/train_jdit_tiny.yaml"
+TINY = dict(adim=16, aheads=2, elayers=1, eunits=16, dlayers=1, dunits=16, embed_dim=16, eprenet_conv_chans=16,
+            dprenet_units=16, aligner_heads=2, aligner_units=32, duration_predictor_chans=16)
+
+
+def reference_forward_attention(w):
+    """Algorithm 1 as written, in plain Python: w is T lists of N weights."""
+    N = len(w[0])
+    alpha = [1.0] + [0.0] * (N - 1)
+    out = []
+    for w_t in w:
+        new = [(alpha[n] + (alpha[n - 1] if n > 0 else 0.0)) * w_t[n] for n in range(N)]
+        total = sum(new)
+        alpha = [a / total for a in new]
+        out.append(alpha)
+    return out
+
+
+def test_forward_attention_matches_the_algorithm_and_masks_padding():
+    torch.manual_seed(0)
+    att = ContentAttention(8)
+    s, h = torch.randn(2, 12, 8), torch.randn(2, 5, 8)
+    h_mask = torch.tensor([[True] * 5, [True] * 3 + [False] * 2])
+    context, alpha = att(s, h, h_mask)
+    assert context.shape == (2, 12, 8) and alpha.shape == (2, 12, 5)
+    log_w = att.log_weights(s, h, h_mask)
+    for b, n in enumerate((5, 3)):
+        w = torch.softmax(log_w[b, :, :n].double(), dim=-1).tolist()  # the real tokens' content weights
+        want = torch.tensor(reference_forward_attention(w), dtype=alpha.dtype)
+        assert torch.allclose(alpha[b, :, :n], want, atol=1e-5)
+    assert (alpha[1, :, 3:] == 0).all()
+    assert torch.allclose(alpha.sum(-1), torch.ones(2, 12), atol=1e-5)
+    # support: frame t (0-based) can only have reached token t + 1
+    reach = torch.arange(5)[None, :] > torch.arange(12)[:, None] + 1
+    assert (alpha[:, reach] == 0).all()
+
+
+def test_forward_attention_gradients_stay_finite_with_padding_and_sharp_energies():
+    torch.manual_seed(0)
+    energies = (30 * torch.randn(2, 40, 6)).requires_grad_()
+    mask = torch.tensor([[True] * 6, [True] * 2 + [False] * 4])
+    log_w = torch.log_softmax(energies.masked_fill(~mask[:, None], -1e30), dim=-1)
+    alpha = forward_attention(log_w)
+    (alpha * torch.randn_like(alpha)).sum().backward()
+    assert torch.isfinite(alpha).all() and torch.isfinite(energies.grad).all()
+    assert torch.allclose(alpha.sum(-1), torch.ones(2, 40), atol=1e-5)
+
+
+def test_forward_attention_is_exact_where_float32_probabilities_underflow():
+    # energy gaps of hundreds: the weights are below float32's smallest number (1e-45), float64 still has them
+    torch.manual_seed(0)
+    energies = 100.0 * torch.randn(1, 30, 6, dtype=torch.float64)
+    alpha = forward_attention(torch.log_softmax(energies, dim=-1).float())
+    want = torch.tensor(reference_forward_attention(torch.softmax(energies[0], dim=-1).tolist()), dtype=torch.float64)
+    assert torch.isfinite(alpha).all() and torch.allclose(alpha[0].double(), want, atol=1e-5)
+
+
+def test_forward_attention_moves_one_token_per_step_at_most():
+    T, N = 10, 4
+    # energies rising with n: the alignment moves on at every frame, one token at a time, then stays at the end
+    log_w = torch.log_softmax(3.0 * torch.arange(N).float().expand(1, T, N), dim=-1)
+    path = forward_attention(log_w)[0].argmax(-1).tolist()
+    assert path == [min(t + 1, N - 1) for t in range(T)]
+    # energies around a diagonal: a monotonic path, steps of 0 or 1, first to last token
+    T, N = 30, 7
+    t = torch.arange(T).float()[:, None]
+    n = torch.arange(N).float()[None, :]
+    log_w = torch.log_softmax(-4.0 * (n - t * (N - 1) / (T - 1)) ** 2, dim=-1)[None]
+    path = forward_attention(log_w)[0].argmax(-1)
+    steps = path[1:] - path[:-1]
+    assert ((steps == 0) | (steps == 1)).all() and path[-1] == N - 1
+
+
+def test_durations_count_argmax_frames_and_ignore_padding():
+    alpha = torch.zeros(2, 6, 4)
+    for t, n in enumerate([0, 0, 1, 2, 2, 3]):
+        alpha[0, t, n] = 1.0
+    for t, n in enumerate([0, 1, 1, 1]):
+        alpha[1, t, n] = 0.6
+    alpha[1, 3, 3] = 0.9  # weight on a padded token (never in practice): not counted there
+    alpha[1, 4:, 3] = 1.0  # padded frames: ignored
+    d = durations_from_attention(alpha, torch.tensor([4, 2]), torch.tensor([6, 4]))
+    assert d.tolist() == [[2, 1, 2, 1], [1, 3, 0, 0]]
+    assert d.sum(1).tolist() == [6, 4]
+
+
+def test_length_regulator_with_zero_durations():
+    m = JDIT(idim=10, odim=4, **TINY)
+    hs = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]).unsqueeze(-1)
+    out = m.length_regulator(hs, torch.tensor([[2, 0, 1], [1, 1, 0]]))
+    assert out[..., 0].tolist() == [[1.0, 1.0, 3.0], [4.0, 5.0, 0.0]]  # 0 frames drop a token; padding is 0
+    # synthesis: all-zero predicted durations -> one frame per token; alpha scales the durations
+    m.eval()
+    m.duration_predictor.inference = lambda xs, masks: torch.zeros(xs.shape[:2], dtype=torch.long)
+    out = m.inference(torch.tensor([3, 4, 5]))
+    assert out["duration"].tolist() == [1, 1, 1] and out["feat_gen"].shape == (3, 4)
+    m.duration_predictor.inference = lambda xs, masks: torch.tensor([[2, 0, 3]])
+    out = m.inference(torch.tensor([3, 4, 5]), alpha=2.0)
+    assert out["duration"].tolist() == [4, 0, 6] and out["feat_gen"].shape == (10, 4)
+
+
+def _batch():
+    torch.manual_seed(1)
+    text = torch.randint(2, 9, (3, 7))
+    text_lengths = torch.tensor([7, 5, 3])
+    text[1, 5:] = text[2, 3:] = 0
+    feats = torch.randn(3, 30, 80)
+    feats_lengths = torch.tensor([30, 24, 11])
+    return text, text_lengths, feats, feats_lengths
+
+
+def test_tiny_jdit_losses_gradients_and_synthesis():
+    torch.manual_seed(0)
+    m = JDIT(idim=10, odim=80, **TINY)
+    text, tl, feats, fl = _batch()
+    loss, stats, weight = m(text, tl, feats, fl)
+    for key in ("loss", "ff_l1_loss", "ar_l1_loss", "duration_loss", "ctc_loss", "attn_loss", "focus_rate"):
+        assert key in stats and math.isfinite(float(stats[key])), key
+    want = sum(float(stats[k]) for k in ("ff_l1_loss", "ar_l1_loss", "duration_loss", "ctc_loss", "attn_loss"))
+    assert float(loss.detach()) == pytest.approx(want, rel=1e-5) and int(weight) == 3
+    loss.backward()
+    assert all(torch.isfinite(p.grad).all() for p in m.parameters() if p.grad is not None)
+    assert m.aligner.src_attn.linear_q.weight.grad.abs().sum() > 0  # the attention learns from the AR/CTC/GA losses
+
+    # the aligner's durations are what the model trains on: they sum to the frame counts
+    m.eval()
+    ds, alpha = m.align(text, tl, feats, fl)
+    assert ds.sum(1).tolist() == fl.tolist() and (ds[1, 5:] == 0).all() and alpha.shape == (3, 30, 7)
+    # one utterance alone (no padding: ESPnet's conv layers see the padded neighbours in a batch)
+    d1, _ = m.align(text[2:, :3], tl[2:], feats[2:, :11], fl[2:])
+    assert aligner_durations(m, text[2, :3], feats[2, :11]).tolist() == d1[0].tolist() and d1.sum() == 11
+
+    out = m.inference(text[0])
+    assert out["att_w"] is None and (out["duration"] >= 0).all()
+    assert out["feat_gen"].shape == (int(out["duration"].sum()), 80)
+    out = m.inference(text[0], feats=feats[0], use_teacher_forcing=True)
+    assert out["duration"].tolist() == ds[0].tolist() and out["att_w"].shape == (30, 7)
+    assert out["feat_gen"].shape == (30, 80)
+
+
+def test_duration_predictor_does_not_train_the_encoder():
+    torch.manual_seed(0)
+    only_duration = dict(ff_l1_weight=0.0, ar_l1_weight=0.0, ctc_weight=0.0, guided_attn_weight=0.0)
+    m = JDIT(idim=10, odim=80, **TINY, **only_duration)
+    m(*_batch())[0].backward()
+    assert all(p.grad is None or not p.grad.any() for p in m.encoder.parameters())
+    assert any(p.grad is not None and p.grad.any() for p in m.duration_predictor.parameters())
+    m.zero_grad(set_to_none=True)
+    ff_only = dict(ar_l1_weight=0.0, duration_weight=0.0, ctc_weight=0.0, guided_attn_weight=0.0)
+    m = JDIT(idim=10, odim=80, **TINY, **ff_only)
+    m(*_batch())[0].backward()
+    assert any(p.grad is not None and p.grad.any() for p in m.encoder.parameters())
+
+
+def _fake_corpus(d: Path):
+    """A 8-utterance corpus in the recipe's layout: feats.scp (kaldi_ark), text_phn, shapes, token list, stats."""
+    import kaldiio
+
+    tokens = ["<blank>", "<unk>", "a", "b", "c", "d", "e", "<space>", "<sos/eos>"]
+    (d / "tokens.txt").write_text("".join(t + "\n" for t in tokens))
+    rng = np.random.default_rng(0)
+    all_feats = []
+    for name, utts in (("train", range(6)), ("dev", range(6, 8))):
+        s = d / name
+        s.mkdir()
+        texts, fshape, tshape = [], [], []
+        with kaldiio.WriteHelper(f"ark,scp:{s}/feats.ark,{s}/feats.scp") as w:
+            for i in utts:
+                utt = f"spk-u{i}"
+                toks = list(rng.choice(tokens[2:8], size=3 + i % 4))
+                frames = 12 + 3 * i
+                x = (rng.standard_normal((frames, 80)) + 5.0).astype(np.float32)
+                w(utt, x)
+                all_feats.append(x)
+                texts.append(f"{utt} {' '.join(toks)}\n")
+                fshape.append(f"{utt} {frames},80\n")
+                tshape.append(f"{utt} {len(toks)},{len(tokens)}\n")
+        (s / "text_phn").write_text("".join(texts))
+        (s / "feats_shape").write_text("".join(fshape))
+        (s / "text_shape").write_text("".join(tshape))
+    x = np.concatenate(all_feats).astype(np.float64)
+    np.savez(d / "feats_stats.npz", count=np.array(len(x)), sum=x.sum(0), sum_square=(x * x).sum(0))
+    return tokens
+
+
+def _train(d: Path, exp: Path, max_epoch: int, resume: bool):
+    data = []
+    for mode, s in (("train", "train"), ("valid", "dev")):
+        data += [f"--{mode}_data_path_and_name_and_type", f"{d / s}/feats.scp,speech,kaldi_ark",
+                 f"--{mode}_data_path_and_name_and_type", f"{d / s}/text_phn,text,text",
+                 f"--{mode}_shape_file", f"{d / s}/feats_shape", f"--{mode}_shape_file", f"{d / s}/text_shape"]
+    cmd = [sys.executable, "-m", "local_models.bin.jdit_train", "--config", str(TINY_CONF),
+           "--normalize_conf", f"stats_file={d / 'feats_stats.npz'}", "--token_list", str(d / "tokens.txt"),
+           "--output_dir", str(exp), "--ngpu", "0", "--batch_size", "3", "--max_epoch", str(max_epoch),
+           "--resume", str(resume).lower(), "--seed", "0", "--tts_conf", "elayers=1", "--tts_conf", "dlayers=1",
+           "--tts_conf", "adim=32", "--tts_conf", "embed_dim=32", "--tts_conf", "eprenet_conv_chans=32", *data]
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONPATH=str(ROOT))
+    res = subprocess.run(cmd, cwd=d, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return res.stderr
+
+
+def test_train_resume_and_text2speech_round_trip(tmp_path):
+    tokens = _fake_corpus(tmp_path)
+    exp = tmp_path / "exp"
+    log1 = _train(tmp_path, exp, max_epoch=1, resume=False)
+    assert "1/1epoch started" in log1 and (exp / "checkpoint.pth").is_file()
+    log2 = _train(tmp_path, exp, max_epoch=2, resume=True)
+    assert "2/2epoch started" in log2 and "1/2epoch started" not in log2  # resumed after epoch 1
+    assert torch.load(exp / "checkpoint.pth", weights_only=False)["reporter"]["epoch"] == 2
+
+    import local_models.jdit.task  # noqa: F401  (registers tts: jdit before ESPnet builds the model)
+    from espnet2.bin.tts_inference import Text2Speech
+
+    tts = Text2Speech(train_config=exp / "config.yaml", model_file=exp / "2epoch.pth")
+    assert type(tts.tts).__name__ == "JDIT"
+    out = tts("a b <space> c")
+    assert out["feat_gen"].shape == (int(out["duration"].sum()), 80) and len(out["duration"]) == 4
+    assert out["feat_gen_denorm"].shape == out["feat_gen"].shape
+    ids = np.array([tokens.index(t) for t in "d e a".split()])
+    out2 = tts(ids)
+    assert out2["feat_gen"].shape[0] == int(out2["duration"].sum())
+    # teacher-forced aligner durations of a (text, raw feats) pair, through the ESPnet model's global_mvn
+    import kaldiio
+
+    feats = kaldiio.load_scp(str(tmp_path / "train/feats.scp"))["spk-u0"]
+    d = aligner_durations(tts.model, ids, feats)
+    assert d.shape == (3,) and d.sum() == len(feats)
