@@ -210,9 +210,27 @@ def params(args, langs) -> Dict[str, float]:
     return {k: sum(v) / len(v) for k, v in out.items()}
 
 
+PAPER_SYSTEMS = ("mono", "vanilla", "onehot", "multisoftmax", "multisoftmax_lsp", "multisoftmax_lid", "ft_onehot",
+                 "ft_multisoftmax")
+
+
+def systems_line(args) -> str:
+    """Which of the paper's systems this run trained (--systems, --finetune) and which it left out: a left-out
+    system has no row below, and the reader should know it was not run rather than lost."""
+    run = {"mono" if s.startswith("mono_") else s for s in args.systems.split()}
+    run |= {f"ft_{s}" for s in args.finetune.split()}
+    missing = [s for s in PAPER_SYSTEMS if s not in run]
+    line = "Systems trained in this run: " + ", ".join(s for s in PAPER_SYSTEMS if s in run) + "."
+    if missing:
+        line += (" **Not run this time** (no rows below; `run.sh --systems` / `--finetune` select them): "
+                 + ", ".join(missing) + ".")
+    return line
+
+
 def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets) -> None:
     lines = ["# egs/indic/asr1: multi-softmax streaming multilingual RNN-T (paper 001, Joshi et al., Interspeech 2021)",
              "", f"Corpus: **{args.corpus}**, test sets {', '.join(own_sets)}. {args.note}".rstrip(), "",
+             systems_line(args), "",
              "Every number below was measured by this recipe's stages 4-7 in the run that wrote this file. The "
              "paper trains 6 x 1024 LSTM models on 23 000 hours; the mini corpus has minutes of espeak-ng speech "
              "per language, so the absolute numbers are not comparable: the comparisons between rows are.", "",

@@ -35,7 +35,7 @@ train_config_suffix=_tiny              # conf/tuning/train${suffix}.yaml: "" pap
 # systems trained on single-language mini-batches as the paper (the others mix languages in a batch): with
 # single-language batches the LID head of multisoftmax_lid collapsed to the language prior on the mini corpus
 lang_batch_systems="multisoftmax multisoftmax_lsp"
-ft_epochs=6                           # finetuning: epochs and learning rate (on top of the training config)
+ft_epochs=3                           # finetuning: epochs and learning rate (on top of the training config)
 ft_lr=0.0003
 test_sets=""                           # default: <lang>_test of every language
 beam=4                                 # streaming beam search: beam, encoder frames (30 ms) per chunk
