@@ -20,13 +20,15 @@ TINY = dict(adim=16, aheads=2, elayers=1, eunits=16, dlayers=1, dunits=16, embed
             dprenet_units=16, aligner_heads=2, aligner_units=32, duration_predictor_chans=16)
 
 
-def reference_forward_attention(w):
-    """Algorithm 1 as written, in plain Python: w is T lists of N weights."""
+def reference_forward_attention(w, u=None):
+    """Algorithm 1 as written, in plain Python: w is T lists of N weights; u (T move probabilities) adds the
+    transition agent of Zhang et al.: stay weighted by 1 - u_t, move by u_t."""
     N = len(w[0])
     alpha = [1.0] + [0.0] * (N - 1)
     out = []
-    for w_t in w:
-        new = [(alpha[n] + (alpha[n - 1] if n > 0 else 0.0)) * w_t[n] for n in range(N)]
+    for t, w_t in enumerate(w):
+        stay, move = (1.0, 1.0) if u is None else (1.0 - u[t], u[t])
+        new = [(stay * alpha[n] + move * (alpha[n - 1] if n > 0 else 0.0)) * w_t[n] for n in range(N)]
         total = sum(new)
         alpha = [a / total for a in new]
         out.append(alpha)
@@ -50,6 +52,26 @@ def test_forward_attention_matches_the_algorithm_and_masks_padding():
     # support: frame t (0-based) can only have reached token t + 1
     reach = torch.arange(5)[None, :] > torch.arange(12)[:, None] + 1
     assert (alpha[:, reach] == 0).all()
+
+
+def test_forward_attention_with_transition_agent_matches_the_loop():
+    torch.manual_seed(0)
+    att = ContentAttention(8, transition_agent=True)
+    s, h = torch.randn(1, 15, 8), torch.randn(1, 6, 8)
+    h_mask = torch.ones(1, 6, dtype=torch.bool)
+    _, alpha = att(s, h, h_mask)
+    w = torch.softmax(att.log_weights(s, h, h_mask)[0].double(), dim=-1).tolist()
+    u = torch.sigmoid(att.transition(s)[0, :, 0].double()).tolist()
+    want = torch.tensor(reference_forward_attention(w, u), dtype=alpha.dtype)
+    assert torch.allclose(alpha[0], want, atol=1e-5) and not torch.allclose(alpha[0], torch.tensor(
+        reference_forward_attention(w), dtype=alpha.dtype), atol=1e-3)
+    # an untrained JDIT moves at the prior rate: with uniform content weights, about move_prior tokens per frame
+    model = JDIT(idim=10, odim=4, aligner_transition_agent=True, aligner_move_prior=0.2, **TINY)
+    ta = model.aligner.src_attn.transition
+    assert torch.allclose(torch.sigmoid(ta(torch.randn(3, 16))), torch.tensor(0.2))
+    a = forward_attention(torch.full((1, 200, 60), -math.log(60.0)), ta(torch.randn(1, 200, 16)).squeeze(-1))
+    mean_pos = (a[0] * torch.arange(60.0)).sum(-1)
+    assert abs(float(mean_pos[-1]) / 200 - 0.2) < 0.02
 
 
 def test_forward_attention_gradients_stay_finite_with_padding_and_sharp_energies():

@@ -306,7 +306,7 @@ def test_smoke_stages_1_to_3_on_a_tiny_mini_corpus(recipe):
     import torch
     from espnet2.layers.global_mvn import GlobalMVN
 
-    run_recipe(recipe, "--mini-utts", "12")
+    run_recipe(recipe, "--stop-stage", "3", "--mini-utts", "12")
     d = recipe / "data"
     utts = {x: list(read_table(d / x / "utt2spk")) for x in ("train", "dev", "test", "ood")}
     assert [len(utts[x]) for x in ("train", "dev", "test", "ood")] == [10, 1, 1, 20]
@@ -338,7 +338,7 @@ def test_smoke_stages_1_to_3_on_a_tiny_mini_corpus(recipe):
     # re-running stage 3 gives byte-identical outputs (no appended lines)
     outs = [p for x in utts for p in (d / x / "text_phn", d / x / "durations")] + [d / "token_list/phn/tokens.txt"]
     before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in outs}
-    run_recipe(recipe, "--stage", "3", "--mini-utts", "12")
+    run_recipe(recipe, "--stage", "3", "--stop-stage", "3", "--mini-utts", "12")
     assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in outs} == before
 
 
@@ -347,7 +347,7 @@ def test_smoke_stages_1_to_3_on_a_tiny_mini_corpus(recipe):
 def test_real_corpus_layout_through_the_recipe(recipe, tmp_path):
     """db.sh KSS=<dir>: 44.1 kHz wavs resampled by sox pipes, text-only data/ood gets tokens but no features."""
     make_kss(tmp_path / "kss")
-    run_recipe(recipe, "--kss-dev", "2", "--kss-test", "1", extra_env={"KSS": str(tmp_path / "kss")})
+    run_recipe(recipe, "--stop-stage", "3", "--kss-dev", "2", "--kss-test", "1", extra_env={"KSS": str(tmp_path / "kss")})
     d = recipe / "data"
     assert list(read_table(d / "test" / "utt2spk")) == ["kss-1_0011"]
     assert not (d / "ood" / "wav.scp").exists() and not (d / "ood" / "feats.scp").exists()

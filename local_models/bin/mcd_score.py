@@ -5,6 +5,8 @@ Utterances in both are scored; HYP keys missing from REF are an error, REF keys 
 (and counted). Definitions and analysis conventions: local_models/common/mcd.py.
   --dtw (default): DTW-aligned MCD, ESPnet evaluate_mcd style (order by rate, c1.. only).
   --no-dtw:        duration-aligned MCD, MUSA/SALAD (frames 1:1, c0..c39).
+  --sample-rate HZ: resample both sides to HZ first (e.g. 16000 for TTS whose mel stops at 7.6 kHz: above
+                   the model's band neither vocoder has information, and that empty band otherwise dominates).
 Prints the frame-pooled and per-utterance-mean figures; --json / --per-utt write them (atomically).
 """
 import argparse
@@ -60,6 +62,8 @@ def get_parser():
                    help="WORLD F0 estimator (dio is much faster, less robust)")
     p.add_argument("--f0-floor", type=float, default=40.0)
     p.add_argument("--f0-ceil", type=float, default=800.0)
+    p.add_argument("--sample-rate", type=int, default=None,
+                   help="resample reference and hypothesis to this rate before the analysis (default: as read)")
     p.add_argument("--json", help="write corpus figures, settings and per-utterance values here")
     p.add_argument("--per-utt", help="write a per-utterance TSV here")
     return p
@@ -87,8 +91,8 @@ def main(argv=None):
         per_utt, rates = {}, set()
         for utt in tqdm(utts, desc="mcd", unit="utt", file=sys.stderr, disable=None):
             try:
-                rw, rsr = load_audio(ref[utt])
-                hw, hsr = load_audio(hyp[utt])
+                rw, rsr = load_audio(ref[utt], args.sample_rate)
+                hw, hsr = load_audio(hyp[utt], args.sample_rate)
                 per_utt[utt] = mcd_wavs(rw, hw, rsr, hsr, dtw=args.dtw, order=args.order,
                                         include_c0=args.include_c0, **analysis)
             except (AudioError, ValueError) as e:

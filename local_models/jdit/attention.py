@@ -25,19 +25,27 @@ import torch.nn.functional as F
 LOG_ZERO = -1.0e30
 
 
-def forward_attention(log_w: torch.Tensor) -> torch.Tensor:
+def forward_attention(log_w: torch.Tensor, move_logit: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Forward-attention weights alpha (B, T, N) from log content-attention weights log_w (B, T, N).
 
     log_w rows must be log-softmax outputs with padded encoder positions at (about) LOG_ZERO. The result's
     rows sum to 1; alpha_t can only be non-zero at positions <= t + 1 (0-based t: one step per frame at most).
+    move_logit (B, T), optional: the transition agent of Zhang et al. (the paper's ref. [12], section 2.3):
+    step t weighs "move" by u_t = sigmoid(move_logit[:, t]) and "stay" by 1 - u_t instead of 1 and 1.
     Computed in float32 whatever the input dtype (AMP)."""
     B, T, N = log_w.shape
     log_w = log_w.float().clamp(min=LOG_ZERO)  # masked entries: about LOG_ZERO - logsumexp
     log_a = torch.full((B, N), LOG_ZERO, device=log_w.device)
     log_a[:, 0] = 0.0  # alpha_0: all mass on the first token
+    if move_logit is not None:
+        log_move, log_stay = F.logsigmoid(move_logit.float()), F.logsigmoid(-move_logit.float())
     out = []
     for t in range(T):
-        stay_or_move = torch.logaddexp(log_a, F.pad(log_a[:, :-1], (1, 0), value=LOG_ZERO))
+        if move_logit is None:
+            stay_or_move = torch.logaddexp(log_a, F.pad(log_a[:, :-1], (1, 0), value=LOG_ZERO))
+        else:
+            stay_or_move = torch.logaddexp(log_a + log_stay[:, t, None],
+                                           F.pad(log_a[:, :-1], (1, 0), value=LOG_ZERO) + log_move[:, t, None])
         log_a = stay_or_move + log_w[:, t]
         log_a = (log_a - torch.logsumexp(log_a, dim=-1, keepdim=True)).clamp(min=LOG_ZERO)
         out.append(log_a)
@@ -50,8 +58,14 @@ class ContentAttention(torch.nn.Module):
     forward(s, h, h_mask) -> (context (B, T, D), alpha (B, T, N)); h_mask (B, N) is True on real tokens.
     `self.attn` keeps the last alpha (B, 1, T, N), like ESPnet's MultiHeadedAttention, for plotting."""
 
-    def __init__(self, dim: int):
+    def __init__(self, dim: int, transition_agent: bool = False, move_prior: float = 0.15):
         super().__init__()
+        # transition agent: u_t from the decoder state s_t alone (no context feedback, so w and u stay
+        # parallel over t), its bias set so that an untrained model moves at move_prior tokens per frame
+        self.transition = None
+        if transition_agent:
+            self.transition = torch.nn.Linear(dim, 1)
+            self.move_prior = move_prior
         self.linear_q = torch.nn.Linear(dim, dim)
         self.linear_k = torch.nn.Linear(dim, dim)
         self.linear_v = torch.nn.Linear(dim, dim)
@@ -66,7 +80,8 @@ class ContentAttention(torch.nn.Module):
         return torch.log_softmax(energies, dim=-1)
 
     def forward(self, s: torch.Tensor, h: torch.Tensor, h_mask: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-        alpha = forward_attention(self.log_weights(s, h, h_mask))
+        move = self.transition(s).squeeze(-1) if self.transition is not None else None
+        alpha = forward_attention(self.log_weights(s, h, h_mask), move)
         alpha = alpha.masked_fill(~h_mask[:, None, :], 0.0)
         self.attn = alpha.detach().unsqueeze(1)
         context = torch.matmul(alpha.to(h.dtype), self.linear_v(h))

@@ -73,7 +73,8 @@ class ARAligner(torch.nn.Module):
 
     def __init__(self, odim: int, vocab_size: int, adim: int, aheads: int, units: int, prenet_layers: int = 2,
                  prenet_units: int = 256, prenet_dropout_rate: float = 0.5, dropout_rate: float = 0.1,
-                 positional_dropout_rate: float = 0.1, attn_dropout_rate: float = 0.1):
+                 positional_dropout_rate: float = 0.1, attn_dropout_rate: float = 0.1,
+                 transition_agent: bool = False, move_prior: float = 0.15):
         super().__init__()
         layers = []
         for i in range(prenet_layers):
@@ -84,7 +85,7 @@ class ARAligner(torch.nn.Module):
         self.prenet = torch.nn.Sequential(*layers, torch.nn.Linear(prenet_units if prenet_layers else odim, adim))
         self.pos_enc = ScaledPositionalEncoding(adim, positional_dropout_rate)
         self.self_attn = MultiHeadedAttention(aheads, adim, attn_dropout_rate)
-        self.src_attn = ContentAttention(adim)
+        self.src_attn = ContentAttention(adim, transition_agent, move_prior)
         self.feed_forward = PositionwiseFeedForward(adim, units, dropout_rate)
         self.norm1, self.norm2, self.norm3 = (torch.nn.LayerNorm(adim) for _ in range(3))
         self.dropout = torch.nn.Dropout(dropout_rate)
@@ -154,6 +155,8 @@ class JDIT(AbsTTS):
         ctc_weight: float = 1.0,
         guided_attn_weight: float = 1.0,
         guided_attn_sigma: float = 0.2,
+        aligner_transition_agent: bool = False,
+        aligner_move_prior: float = 0.15,
     ):
         super().__init__()
         self.idim, self.odim = idim, odim
@@ -199,7 +202,8 @@ class JDIT(AbsTTS):
             odim=odim, vocab_size=idim, adim=adim, aheads=aligner_heads, units=aligner_units,
             prenet_layers=dprenet_layers, prenet_units=dprenet_units, prenet_dropout_rate=dprenet_dropout_rate,
             dropout_rate=aligner_dropout_rate, positional_dropout_rate=aligner_positional_dropout_rate,
-            attn_dropout_rate=aligner_attn_dropout_rate,
+            attn_dropout_rate=aligner_attn_dropout_rate, transition_agent=aligner_transition_agent,
+            move_prior=aligner_move_prior,
         )
         self.attn_criterion = GuidedAttentionLoss(sigma=guided_attn_sigma, alpha=1.0)
 
@@ -208,6 +212,10 @@ class JDIT(AbsTTS):
         self.encoder.embed[-1].alpha.data = torch.tensor(init_enc_alpha)
         self.decoder.embed[-1].alpha.data = torch.tensor(init_dec_alpha)
         self.aligner.pos_enc.alpha.data = torch.tensor(init_dec_alpha)
+        if aligner_transition_agent:  # start moving at the prior rate, whatever the decoder state
+            ta = self.aligner.src_attn.transition
+            torch.nn.init.zeros_(ta.weight)
+            torch.nn.init.constant_(ta.bias, float(np.log(aligner_move_prior / (1.0 - aligner_move_prior))))
 
     # ---- building blocks -------------------------------------------------------------------------------
     def encode(self, text: torch.Tensor, text_lengths: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:

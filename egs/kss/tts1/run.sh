@@ -8,7 +8,13 @@
 #           train statistics for `normalize: global_mvn` -> dump/train/feats_stats.npz
 #         3 text: jamo phoneme tokens data/<set>/text_phn, ESPnet token list data/token_list/phn/tokens.txt,
 #           dump/<set>/text_shape.phn; mini corpus: data/<set>/durations (frames per token, from phones.ctm)
-#         Training (JDI-T and the ESPnet baselines), synthesis and scoring stages follow (not written yet).
+#         4 training through ESPnet2's TTS task, each system into exp/tts_<system> (resumes from its last
+#           checkpoint): jdit = JDI-T in ONE stage from scratch (no teacher, no external aligner)
+#         5 synthesis of every --test-sets set with text_phn: exp/tts_<system>/decode_<set>/{wav,feats,durations,
+#           synth.json (RTF)}; "GT mel" = the vocoder on the reference mels (exp/gt_mel/decode_<set>); JDI-T's
+#           aligner (teacher forced) and predictor durations -> exp/tts_jdit/align_<set> (+ attention plots)
+#         6 scoring: MCD (DTW) / log-F0 RMSE against the recordings (both at ${mcd_sample_rate} Hz), duration
+#           accuracy against the true durations (mini corpus), RTF -> exp/results.json, RESULTS.md
 # Any data dir with wav.scp + text can be added to --test-sets (stage 2 skips sets without wav.scp).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -16,7 +22,7 @@ cd "$(dirname "$0")"
 . ./cmd.sh
 
 stage=1
-stop_stage=3
+stop_stage=6
 nj=2
 train_set=train
 valid_set=dev
@@ -26,6 +32,13 @@ kss_test=50
 mini_utts=300           # mini corpus size (db.sh empty); the last 10 % are held out (dev 5 %, test 5 %)
 seed=0
 unknown_chars=error     # characters with no Korean reading in the text: error (file:line) or drop
+systems="jdit"          # acoustic models to train / synthesise / score
+jdit_config=conf/tuning/train_jdit_tiny.yaml   # paper size: conf/tuning/train_jdit.yaml
+train_args=""           # extra ESPnet2 training options for every system, e.g. "--max_epoch 1"
+vocoder=griffin_lim     # griffin_lim, or a trained Parallel WaveGAN checkpoint (.pkl)
+griffin_lim_iters=32
+mcd_sample_rate=16000   # MCD / F0 analysis rate (the mel stops at 7.6 kHz; see local_models/bin/mcd_score.py)
+att_plots=3             # attention plots per test set (JDI-T aligner)
 . parse_options.sh
 
 sets="${train_set} ${valid_set} ${test_sets}"
@@ -81,7 +94,72 @@ if stage_enabled 3; then
     done
 fi
 
-# Stages 4- (training JDI-T and the ESPnet baselines Tacotron2 / Transformer / FastSpeech on
-# dump/<set>/feats + data/<set>/text_phn with ${token_list}, synthesis with Parallel WaveGAN, objective
-# scoring, attention failures on data/ood) come next.
+# config_of SYSTEM: its ESPnet2 training config
+config_of() {
+    case "$1" in
+        jdit) echo "${jdit_config}" ;;
+        *) die "unknown system '$1' (jdit)" ;;
+    esac
+}
+
+if stage_enabled 4; then
+    for s in ${systems}; do
+        conf=$(config_of "${s}"); out=exp/tts_${s}
+        require "${conf}" "a training config"
+        for x in ${train_set} ${valid_set}; do
+            require "dump/${x}/text_shape.phn" "stage 3 (text)"
+            require "data/${x}/feats.scp" "stage 2 (features)"
+        done
+        log "Stage 4: train ${s} (${conf}) -> ${out} (log: ${out}/train.log)"
+        run_logged "${out}" ${train_cmd} "${out}/train.log" \
+            python -m local_models.bin.jdit_train --config "${conf}" --ngpu 0 --seed "${seed}" --resume true \
+                --output_dir "${out}" --token_list "${token_list}" --odim "$(conf_value --n-mels)" \
+                --normalize_conf "stats_file=dump/${train_set}/feats_stats.npz" \
+                --train_data_path_and_name_and_type "data/${train_set}/feats.scp,speech,kaldi_ark" \
+                --train_data_path_and_name_and_type "data/${train_set}/text_phn,text,text" \
+                --train_shape_file "dump/${train_set}/feats_shape" --train_shape_file "dump/${train_set}/text_shape.phn" \
+                --valid_data_path_and_name_and_type "data/${valid_set}/feats.scp,speech,kaldi_ark" \
+                --valid_data_path_and_name_and_type "data/${valid_set}/text_phn,text,text" \
+                --valid_shape_file "dump/${valid_set}/feats_shape" --valid_shape_file "dump/${valid_set}/text_shape.phn" \
+                ${train_args}
+    done
+fi
+
+if stage_enabled 5; then
+    for x in ${test_sets}; do
+        require "data/${x}/text_phn" "stage 3 (text)"
+        for s in ${systems}; do
+            require "exp/tts_${s}/config.yaml" "stage 4 (training ${s})"
+            log "Stage 5: synthesise data/${x} with ${s} + ${vocoder} -> exp/tts_${s}/decode_${x}"
+            python -m local_models.bin.tts_synth \
+                --model-dir "exp/tts_${s}" --text "data/${x}/text_phn" --vocoder "${vocoder}" \
+                --fbank-conf conf/fbank.conf --griffin-lim-iters "${griffin_lim_iters}" --save-att "exp/tts_${s}/decode_${x}"
+        done
+        [ -f "data/${x}/feats.scp" ] || continue
+        log "Stage 5: GT mel: ${vocoder} on the reference mels of data/${x} -> exp/gt_mel/decode_${x}"
+        python -m local_models.bin.tts_synth --feats "data/${x}/feats.scp" \
+            --vocoder "${vocoder}" --fbank-conf conf/fbank.conf --griffin-lim-iters "${griffin_lim_iters}" \
+            "exp/gt_mel/decode_${x}"
+        if [[ " ${systems} " == *" jdit "* ]]; then
+            log "Stage 5: JDI-T aligner (teacher forced) and predictor durations on data/${x} -> exp/tts_jdit/align_${x}"
+            python -m local_models.bin.jdit_align --model-dir exp/tts_jdit \
+                --plot "${att_plots}" "data/${x}" "exp/tts_jdit/align_${x}"
+        fi
+    done
+fi
+
+if stage_enabled 6; then
+    for x in ${test_sets}; do
+        [ -f "data/${x}/wav.scp" ] || continue
+        for d in exp/gt_mel/decode_${x} $(for s in ${systems}; do echo "exp/tts_${s}/decode_${x}"; done); do
+            require "${d}/wav.scp" "stage 5 (synthesis)"
+            log "Stage 6: MCD / log-F0 RMSE of ${d} against data/${x} at ${mcd_sample_rate} Hz"
+            python -m local_models.bin.mcd_score --ref "data/${x}/wav.scp" --hyp "${d}/wav.scp" \
+                --sample-rate "${mcd_sample_rate}" --json "${d}/mcd.json" --per-utt "${d}/mcd_per_utt.tsv"
+        done
+    done
+    log "Stage 6: scoring -> exp/results.json, RESULTS.md"
+    run_logged exp/score python -m local_models.bin.jdit_score --systems ${systems} --sets ${test_sets} \
+        --corpus "$(. ./db.sh; [ -n "${KSS}" ] && echo "KSS (${KSS})" || echo "espeak-ng Korean mini corpus")"
+fi
 log "Done (stages ${stage}-${stop_stage})"

@@ -1,0 +1,172 @@
+"""egs/kss/tts1 stages 4-6: synthesis tool (vocoder, atomic output), JDI-T scoring (duration accuracy, tables),
+and a smoke run of the whole recipe on a tiny mini corpus with one training epoch."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile
+
+from local_models.bin import jdit_align, jdit_score, tts_synth
+from local_models.common.datadir import read_table
+
+ROOT = Path(__file__).resolve().parents[1]
+RECIPE = ROOT / "egs" / "kss" / "tts1"
+VENV = ROOT / "tools" / "venv" / "bin" / "python"
+needs_venv = pytest.mark.skipif(not VENV.exists(), reason="tools/venv not installed (make install)")
+needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng not installed")
+
+
+def test_tools_have_help():
+    for parser in (tts_synth.get_parser(), jdit_score.get_parser(), jdit_align.get_parser()):
+        with pytest.raises(SystemExit) as e:
+            parser.parse_args(["--help"])
+        assert e.value.code == 0
+
+
+def test_duration_accuracy_hand_example():
+    ref = {"a": np.array([3, 0, 5]), "b": np.array([2, 2])}
+    hyp = {"a": np.array([2, 1, 5]), "b": np.array([4, 0])}
+    m = jdit_score.duration_accuracy(hyp, ref, "x")
+    # errors 1, 1, 0, 2, 2 -> MAE 6/5, within +-1: 3 of 5, one zero of 5
+    assert m["mae_frames"] == pytest.approx(1.2) and m["within1"] == pytest.approx(0.6)
+    assert m["zero_share"] == pytest.approx(0.2) and m["tokens"] == 5
+    with pytest.raises(ValueError, match="utterance b: 3 durations for 2 tokens"):
+        jdit_score.duration_accuracy({"b": np.array([1, 1, 2])}, ref, "x")
+    with pytest.raises(ValueError, match="no utterance in common"):
+        jdit_score.duration_accuracy({"c": np.array([1])}, ref, "x")
+    uni = jdit_score.uniform_durations({"a": np.array([3, 0, 5]), "c": np.array([7])})
+    assert uni["a"].tolist() == [3, 2, 3] and uni["c"].tolist() == [7]
+
+
+def test_fbank_conf_errors(tmp_path):
+    conf = tmp_path / "fbank.conf"
+    conf.write_text("--sample-rate 22050\n--n-fft 1024\n--hop-length\n")
+    with pytest.raises(ValueError, match=r"fbank.conf:3: expected '--key value'"):
+        tts_synth.read_fbank_conf(conf)
+    conf.write_text("--sample-rate 22050\n--n-fft 1024\n")
+    with pytest.raises(ValueError, match="no --hop-length"):
+        tts_synth.read_fbank_conf(conf)
+    assert tts_synth.read_fbank_conf(RECIPE / "conf" / "fbank.conf")["hop_length"] == "256"
+
+
+def test_model_file_choice(tmp_path):
+    with pytest.raises(FileNotFoundError, match="train it first"):
+        tts_synth.find_model_file(tmp_path)
+    for name in ("2epoch.pth", "10epoch.pth", "9epoch.pth"):
+        (tmp_path / name).write_bytes(b"")
+    assert tts_synth.find_model_file(tmp_path).name == "10epoch.pth"  # numeric, not lexical
+    (tmp_path / "valid.loss.best.pth").write_bytes(b"")
+    assert tts_synth.find_model_file(tmp_path).name == "valid.loss.best.pth"
+
+
+def test_gt_mel_griffin_lim_round_trip(tmp_path):
+    """Reference mels -> Griffin-Lim: a wav of frames x hop samples, not silent, scored by tts_synth's summary."""
+    import kaldiio
+
+    from local_models.common.features import FeatConfig, compute
+
+    sr = 22050
+    t = np.arange(int(0.6 * sr)) / sr
+    wave = (0.3 * np.sin(2 * np.pi * 220 * t) * (1 + 0.5 * np.sin(2 * np.pi * 3 * t))).astype(np.float32)
+    cfg = FeatConfig(kind="fbank", sample_rate=sr, win_ms=1024e3 / sr, hop_ms=256e3 / sr, n_fft=1024, n_mels=80,
+                     fmin=80, fmax=7600)
+    assert (cfg.win_length, cfg.hop_length) == (1024, 256)
+    mel = compute(wave, cfg)
+    with kaldiio.WriteHelper(f"ark,scp:{tmp_path}/f.ark,{tmp_path}/f.scp") as w:
+        w("u1", mel)
+    out = tmp_path / "gt"
+    tts_synth.main(["--feats", str(tmp_path / "f.scp"), "--fbank-conf", str(RECIPE / "conf/fbank.conf"),
+                    "--griffin-lim-iters", "8", str(out)])
+    y, fs = soundfile.read(out / "wav" / "u1.wav")
+    assert fs == sr and abs(len(y) - mel.shape[0] * 256) <= 1024
+    assert 0.05 < np.abs(y).max() <= 1.0
+    # energy where the tone is: the synthesised spectrum peaks near 220 Hz
+    spec = np.abs(np.fft.rfft(y))
+    assert abs(np.fft.rfftfreq(len(y), 1 / sr)[spec.argmax()] - 220) < 15
+    s = json.loads((out / "synth.json").read_text())
+    assert s["utterances"] == 1 and s["vocoder_rtf"] > 0 and not (tmp_path / "gt.tmp").exists()
+    assert read_table(out / "wav.scp")["u1"] == str((out / "wav" / "u1.wav").resolve())
+
+
+def test_synth_errors_name_the_problem(tmp_path, capsys):
+    with pytest.raises(SystemExit, match="give --model-dir and --text, or --feats"):
+        tts_synth.main(["--fbank-conf", str(RECIPE / "conf/fbank.conf"), str(tmp_path / "o")])
+    (tmp_path / "text_phn").write_text("u1 ᄀ ᅡ\nu2\n", encoding="utf-8")
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "valid.loss.best.pth").write_bytes(b"")
+    with pytest.raises(SystemExit, match=r"text_phn:2: utterance 'u2' has no tokens"):
+        tts_synth.main(["--model-dir", str(tmp_path / "m"), "--text", str(tmp_path / "text_phn"),
+                        "--fbank-conf", str(RECIPE / "conf/fbank.conf"), str(tmp_path / "o")])
+    assert not (tmp_path / "o").exists() and not (tmp_path / "o.tmp").exists()
+
+
+def test_score_writes_tables_and_json(tmp_path, monkeypatch):
+    """jdit_score on hand-made stage-5/6 outputs: the tables carry the numbers given, the acceptance line says
+    whether the aligner met it, results.json has every system."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data/test").mkdir(parents=True)
+    (tmp_path / "data/test/durations").write_text("u1 3 0 5\nu2 2 2\n")
+    per = {"u1": dict(tokens=3, frames=8, seconds=0.1, peak=0.5, hit_maxlen=False, am_s=0.01, vocoder_s=0.02),
+           "u2": dict(tokens=2, frames=4, seconds=0.05, peak=0.005, hit_maxlen=False, am_s=0.01, vocoder_s=0.02)}
+    for d, mcd in (("exp/gt_mel/decode_test", 6.5), ("exp/tts_jdit/decode_test", 9.25)):
+        (tmp_path / d).mkdir(parents=True)
+        (tmp_path / d / "synth.json").write_text(json.dumps(dict(
+            utterances=2, audio_seconds=0.15, acoustic_rtf=0.02, vocoder_rtf=0.3, threads=1, per_utt=per)))
+        (tmp_path / d / "mcd.json").write_text(json.dumps(dict(
+            mcd_db_frame_pooled=mcd, mcd_db_utt_mean=mcd, lf0_rmse_frame_pooled=0.2, vuv_error_frame_pooled=0.1,
+            settings=dict(sample_rates=[16000], order=[23], alpha=[0.41], shift_ms=5.0),
+            per_utt={"u1": dict(hyp_frames=9, ref_frames=10), "u2": dict(hyp_frames=5, ref_frames=5)})))
+    (tmp_path / "exp/tts_jdit/align_test").mkdir()
+    (tmp_path / "exp/tts_jdit/align_test/durations_aligner").write_text("u1 3 1 4\nu2 2 2\n")
+    (tmp_path / "exp/tts_jdit/align_test/durations_predictor").write_text("u1 1 1 1\nu2 9 9\n")
+    jdit_score.main(["--systems", "jdit", "--sets", "test", "--corpus", "toy"])
+    md = (tmp_path / "RESULTS.md").read_text()
+    assert "| JDI-T (ours) | 3.77 | 3.52 | 9.25 | 0.200 | 10.0 | 0.95 |" in md
+    assert "| GT mel | 3.92 | 3.87 | 6.50 |" in md and "| Tacotron2 | 3.52 | 3.33 | not run |" in md
+    assert "aligner MAE 0.40 frames: **met**" in md  # errors 0, 1, 1, 0, 0
+    res = json.loads((tmp_path / "exp/results.json").read_text())
+    jd = res["systems"]["jdit"]["test"]
+    assert jd["mcd"] == 9.25 and jd["duration_mae_aligner"] == pytest.approx(0.4) and jd["silent"] == 1
+    assert res["systems"]["duration_uniform"]["test"]["duration_mae"] == pytest.approx(0.8)  # 3 2 3 vs 3 0 5
+
+
+def run_recipe(recipe, *args, check=True):
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "KSS")}
+    env.update(MAIN_ROOT=str(ROOT))
+    proc = subprocess.run(["bash", "run.sh", *args], cwd=recipe, env=env, capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"run.sh {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr[-4000:]}")
+    return proc
+
+
+@needs_venv
+@needs_espeak
+def test_smoke_whole_recipe_one_epoch(tmp_path):
+    """run.sh stages 1-6 on 12 utterances, one JDI-T epoch: synthesised wavs, durations, RESULTS.md, results.json."""
+    recipe = tmp_path / "tts1"
+    shutil.copytree(RECIPE, recipe, ignore=shutil.ignore_patterns("data", "dump", "exp", "RESULTS.md"))
+    run_recipe(recipe, "--mini-utts", "12", "--test-sets", "test", "--train-args", "--max_epoch 1 --batch_size 4",
+               "--griffin-lim-iters", "4")
+    exp = recipe / "exp"
+    assert (exp / "tts_jdit" / "1epoch.pth").exists() and (exp / "tts_jdit" / "run.sh").exists()
+    dec = exp / "tts_jdit" / "decode_test"
+    wavs = read_table(dec / "wav.scp")
+    assert list(wavs) == ["kss-1_0011"]
+    y, fs = soundfile.read(wavs["kss-1_0011"])
+    frames = json.loads((dec / "synth.json").read_text())["per_utt"]["kss-1_0011"]["frames"]
+    assert fs == 22050 and abs(len(y) - frames * 256) <= 1024 and np.abs(y).max() > 0
+    tokens = read_table(recipe / "data/test/text_phn")["kss-1_0011"].split()
+    align = read_table(exp / "tts_jdit/align_test/durations_aligner")["kss-1_0011"].split()
+    assert len(align) == len(tokens)
+    assert sum(map(int, align)) == int(read_table(recipe / "data/test/utt2num_frames")["kss-1_0011"])
+    assert list((exp / "tts_jdit/align_test/images").glob("*.png"))
+    res = json.loads((exp / "results.json").read_text())
+    assert {"gt_mel", "jdit", "duration_uniform"} <= set(res["systems"])
+    assert res["systems"]["jdit"]["test"]["mcd"] > 0 and "duration_mae_aligner" in res["systems"]["jdit"]["test"]
+    md = (recipe / "RESULTS.md").read_text()
+    assert "| JDI-T (ours) | 3.77 | 3.52 |" in md and "Duration accuracy" in md
