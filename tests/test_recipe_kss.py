@@ -43,6 +43,27 @@ def test_duration_accuracy_hand_example():
     assert uni["a"].tolist() == [3, 2, 3] and uni["c"].tolist() == [7]
 
 
+def test_attention_failures_on_hand_made_paths():
+    clean = np.array([0, 0, 1, 2, 2, 3, 5, 6, 7, 7, 8, 9])  # steps of at most 2, ends on the last token
+    assert jdit_score.attention_failures(clean, 10, False) == dict(skip=False, repeat=False, incomplete=False)
+    skip = np.array([0, 1, 2, 7, 8, 9])
+    assert jdit_score.attention_failures(skip, 10, False)["skip"]
+    repeat = np.array([0, 1, 2, 3, 4, 5, 6, 1, 2, 3, 9])  # back to token 1 after reaching 6
+    f = jdit_score.attention_failures(repeat, 10, False)
+    assert f["repeat"] and f["skip"]  # ... and the final jump 3 -> 9 skips
+    assert jdit_score.attention_failures(np.array([0, 1, 2, 3]), 10, False)["incomplete"]  # stopped early
+    assert jdit_score.attention_failures(clean, 10, True)["incomplete"]  # ran to the maximum length
+    # 4-D attention: the most focused head gives the path
+    att = np.full((2, 2, 4, 3), 1 / 3)
+    att[1, 0] = np.eye(3)[[0, 1, 1, 2]]
+    assert jdit_score.attention_path(att).tolist() == [0, 1, 1, 2]
+
+
+def test_teacher_durations_drop_the_eos_entry():
+    ref = {"a": np.array([1, 2])}
+    assert jdit_score.strip_eos({"a": np.array([1, 2, 1]), "b": np.array([3])}, ref)["a"].tolist() == [1, 2]
+
+
 def test_fbank_conf_errors(tmp_path):
     conf = tmp_path / "fbank.conf"
     conf.write_text("--sample-rate 22050\n--n-fft 1024\n--hop-length\n")
@@ -147,7 +168,8 @@ def run_recipe(recipe, *args, check=True):
 @needs_venv
 @needs_espeak
 def test_smoke_whole_recipe_one_epoch(tmp_path):
-    """run.sh stages 1-6 on 12 utterances, one JDI-T epoch: synthesised wavs, durations, RESULTS.md, results.json."""
+    """run.sh stages 1-6 on 12 utterances, one epoch of each system (JDI-T, Tacotron2, Transformer, FastSpeech
+    taught by the Transformer's durations): synthesised wavs, durations, RESULTS.md, results.json."""
     recipe = tmp_path / "tts1"
     shutil.copytree(RECIPE, recipe, ignore=shutil.ignore_patterns("data", "dump", "exp", "RESULTS.md"))
     run_recipe(recipe, "--mini-utts", "12", "--test-sets", "test", "--train-args", "--max_epoch 1 --batch_size 4",
@@ -166,7 +188,13 @@ def test_smoke_whole_recipe_one_epoch(tmp_path):
     assert sum(map(int, align)) == int(read_table(recipe / "data/test/utt2num_frames")["kss-1_0011"])
     assert list((exp / "tts_jdit/align_test/images").glob("*.png"))
     res = json.loads((exp / "results.json").read_text())
-    assert {"gt_mel", "jdit", "duration_uniform"} <= set(res["systems"])
+    assert {"gt_mel", "jdit", "tacotron2", "transformer", "fastspeech", "duration_uniform"} <= set(res["systems"])
+    teacher = read_table(exp / "tts_transformer/teacher_train/durations/durations")
+    phn = read_table(recipe / "data/train/text_phn")
+    assert set(teacher) == set(phn) and all(len(teacher[u].split()) == len(phn[u].split()) + 1 for u in phn)
+    assert "duration_mae_teacher" in res["systems"]["fastspeech"]["test"]
+    assert 0 <= res["systems"]["tacotron2"]["test"]["attention_failure_rate"] <= 1
     assert res["systems"]["jdit"]["test"]["mcd"] > 0 and "duration_mae_aligner" in res["systems"]["jdit"]["test"]
     md = (recipe / "RESULTS.md").read_text()
-    assert "| JDI-T (ours) | 3.77 | 3.52 |" in md and "Duration accuracy" in md
+    assert "| JDI-T (ours) | 3.77 | 3.52 |" in md and "Duration accuracy" in md and "not run" not in md
+    assert "| Tacotron2 | test | 1 |" in md  # the attention-failure table

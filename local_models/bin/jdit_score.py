@@ -6,13 +6,28 @@ V/UV error from <decode>/mcd.json (local_models/bin/mcd_score.py), real-time fac
 <decode>/synth.json (local_models/bin/tts_synth.py). Duration accuracy on sets with true durations
 (data/<set>/durations, the mini corpus): JDI-T's aligner (teacher forced) and duration predictor
 (exp/tts_jdit/align_<set>), against the "uniform" reference point (each utterance's true frame count
-spread evenly over its tokens: what knowing only the length gives).
+spread evenly over its tokens: what knowing only the length gives), and FastSpeech's durations: its teacher's,
+the Transformer's teacher-forced attention (exp/tts_transformer/teacher_<set>/durations/durations, ESPnet2's
+extraction; its extra last entry, the <sos/eos> token's, dropped).
+
+Attention failures of the autoregressive models (Tacotron2, Transformer), per utterance, from the attention
+saved at synthesis (<decode>/att_ws/<utt>.npy; for the Transformer the encoder-decoder head with the highest
+focus rate = mean over frames of the largest weight, as ESPnet's DurationCalculator picks it), with p_t the
+argmax input token of output frame t:
+  skip:       p_t - p_{t-1} > SKIP_TOKENS (it jumps over more than a syllable: jamo tokens come 2-3 per syllable
+              and a silent initial or a <space> may legitimately take no frame),
+  repeat:     p_t < max_{s<t} p_s - SKIP_TOKENS (it goes back over a syllable it had passed),
+  incomplete: the last frame's p_T is not among the last SKIP_TOKENS input tokens (stopped early), or the
+              decoder ran to its maximum length (never stopped).
+The failure rate is the share of utterances with at least one of them.
 """
 import argparse
 import json
 import math
+import re
 import sys
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -25,6 +40,8 @@ PAPER_MOS = {"gt_mel": (3.92, 3.87), "tacotron2": (3.52, 3.33), "transformer": (
 NAMES = {"gt_mel": "GT mel", "tacotron2": "Tacotron2", "transformer": "Transformer", "fastspeech": "FastSpeech",
          "jdit": "JDI-T (ours)"}
 SILENT_PEAK = 0.01  # a synthesised wav whose peak stays below this is called silent
+SKIP_TOKENS = 3     # attention-failure thresholds, in input tokens (see the module docstring)
+AR_SYSTEMS = ("tacotron2", "transformer")
 
 
 def get_parser():
@@ -68,12 +85,56 @@ def uniform_durations(ref: dict) -> dict:
     return out
 
 
+def attention_path(att: np.ndarray) -> np.ndarray:
+    """Argmax input token per output frame of a (T_out, T_in) or (layers, heads, T_out, T_in) attention: for the
+    4-D case the head with the highest focus rate (mean over frames of the largest weight)."""
+    if att.ndim == 4:
+        heads = att.reshape(-1, *att.shape[-2:])
+        att = heads[int(np.argmax(heads.max(axis=-1).mean(axis=-1)))]
+    if att.ndim != 2:
+        raise ValueError(f"attention of shape {att.shape}: expected 2 or 4 dimensions")
+    return att.argmax(axis=-1)
+
+
+def attention_failures(path: np.ndarray, n_in: int, hit_maxlen: bool, k: int = SKIP_TOKENS) -> dict:
+    """Which failures (skip / repeat / incomplete, see the module docstring) an argmax path shows."""
+    steps = np.diff(path)
+    running_max = np.maximum.accumulate(path)
+    return dict(skip=bool((steps > k).any()), repeat=bool((path[1:] < running_max[:-1] - k).any()),
+                incomplete=bool(hit_maxlen or len(path) == 0 or path[-1] < n_in - k))
+
+
+def failure_rates(d: Path) -> Optional[dict]:
+    """Attention-failure counts of one AR decode dir (None when it saved no attention)."""
+    att_dir = d / "att_ws"
+    if not att_dir.is_dir():
+        return None
+    per = json.loads((d / "synth.json").read_text())["per_utt"]
+    counts = dict(skip=0, repeat=0, incomplete=0, any=0)
+    n = 0
+    for utt, info in sorted(per.items()):
+        f = att_dir / f"{utt}.npy"
+        if not f.is_file():
+            continue
+        att = np.load(f)
+        fail = attention_failures(attention_path(att), att.shape[-1], info["hit_maxlen"])
+        for key, v in fail.items():
+            counts[key] += int(v)
+        counts["any"] += int(any(fail.values()))
+        n += 1
+    if not n:
+        return None
+    return dict(utterances=n, **counts, failure_rate=counts["any"] / n)
+
+
 def decode_metrics(d: Path) -> dict:
     """MCD / F0 from mcd.json (if scored) and RTF / audio checks from synth.json."""
     out = {}
     synth = json.loads((d / "synth.json").read_text())
     per = synth["per_utt"].values()
-    out.update(utterances=synth["utterances"], audio_seconds=synth["audio_seconds"], rtf=synth["acoustic_rtf"],
+    vocoder = synth.get("vocoder", "unknown")
+    out.update(vocoder=vocoder if vocoder in ("griffin_lim", "unknown") else Path(vocoder).name,
+               utterances=synth["utterances"], audio_seconds=synth["audio_seconds"], rtf=synth["acoustic_rtf"],
                vocoder_rtf=synth["vocoder_rtf"], threads=synth["threads"],
                silent=sum(p["peak"] < SILENT_PEAK for p in per), over_full_scale=sum(p["peak"] > 1.0 for p in per),
                hit_maxlen=sum(p["hit_maxlen"] for p in per))
@@ -84,6 +145,28 @@ def decode_metrics(d: Path) -> dict:
         lens = [(v["hyp_frames"], v["ref_frames"]) for v in m["per_utt"].values()]
         out["length_ratio"] = float(np.mean([h / r for h, r in lens]))
     return out
+
+
+def strip_eos(hyp: dict, ref: dict) -> dict:
+    """ESPnet's durations carry one more entry than our tokens (<sos/eos>): drop it where that is the case."""
+    return {u: (d[:-1] if u in ref and len(d) == len(ref[u]) + 1 else d) for u, d in hyp.items()}
+
+
+def training_summary(exp_dir: Path) -> str:
+    """'N epochs x M steps (config)' from an ESPnet2 exp dir's train.log and config.yaml ('' if not trained)."""
+    import yaml
+
+    log, conf = exp_dir / "train.log", exp_dir / "config.yaml"
+    if not log.is_file() or not conf.is_file():
+        return ""
+    epochs = len(re.findall(r"(\d+)epoch results", log.read_text(errors="replace")))
+    c = yaml.safe_load(conf.read_text())
+    steps = ""
+    if c.get("batch_type") == "sorted" and c.get("train_shape_file") and Path(c["train_shape_file"][0]).is_file():
+        n = sum(1 for _ in open(c["train_shape_file"][0]))
+        per_epoch = math.ceil(n / c["batch_size"])
+        steps = f" x {per_epoch} steps ({epochs * per_epoch} steps, batch {c['batch_size']})"
+    return f"{epochs} epochs{steps}"
 
 
 def fmt(v, digits=2, pct=False):
@@ -101,6 +184,10 @@ def collect(args):
             d = base / f"decode_{x}"
             if (d / "synth.json").is_file():
                 rows.setdefault(name, {})[x] = decode_metrics(d)
+                if name in AR_SYSTEMS:
+                    fr = failure_rates(d)
+                    if fr is not None:
+                        rows[name][x]["attention"] = fr
     durs = {}
     for x in args.sets:
         true_path = data / x / "durations"
@@ -113,21 +200,34 @@ def collect(args):
             f = align / f"durations_{kind}"
             if f.is_file():
                 durs[x][f"jdit_{kind}"] = duration_accuracy(read_durations(f), ref, str(f))
+        teacher = exp / "tts_transformer" / f"teacher_{x}" / "durations" / "durations"
+        if teacher.is_file():
+            durs[x]["fastspeech_teacher"] = duration_accuracy(strip_eos(read_durations(teacher), ref), ref, str(teacher))
     return rows, durs
 
 
 def write_results_json(args, rows, durs):
     systems = {}
     for name, sets in rows.items():
-        systems[name] = {x: {k: v for k, v in m.items() if k != "mcd_settings"} for x, m in sets.items()}
+        systems[name] = {x: {k: v for k, v in m.items() if k not in ("mcd_settings", "attention")} for x, m in sets.items()}
+        for x, m in sets.items():
+            if "attention" in m:
+                systems[name][x]["attention_failure_rate"] = m["attention"]["failure_rate"]
     for x, table in durs.items():
         for kind, m in table.items():
             if kind.startswith("jdit_"):
                 systems.setdefault("jdit", {}).setdefault(x, {}).update(
                     {f"duration_mae_{kind[5:]}": m["mae_frames"], f"duration_within1_{kind[5:]}": m["within1"]})
+            elif kind == "fastspeech_teacher":
+                systems.setdefault("fastspeech", {}).setdefault(x, {}).update(
+                    {"duration_mae_teacher": m["mae_frames"], "duration_within1_teacher": m["within1"]})
             else:
                 systems.setdefault(f"duration_{kind}", {})[x] = {"duration_mae": m["mae_frames"],
                                                                  "duration_within1": m["within1"]}
+    bench = Path(args.exp) / "benchmarks" / "kss_speed.json"
+    if bench.is_file():
+        for name, m in json.loads(bench.read_text())["models"].items():
+            systems.setdefault(name, {})["speed_equal_length"] = {k: v for k, v in m.items() if k != "frames"}
     return update_results(Path(args.exp) / "results.json", "egs/kss/tts1", args.corpus, systems)
 
 
@@ -138,8 +238,21 @@ def write_markdown(args, rows, durs):
          f"measurements; hardware: {hardware()}.", ""]
     not_run = [NAMES[s] for s in ("tacotron2", "transformer", "fastspeech", "jdit") if s not in args.systems]
     if not_run:
-        L += [f"**Not run in this recipe yet: {', '.join(not_run)}** (rows marked \"not run\"). The vocoder is "
-              f"Griffin-Lim, not the paper's Parallel WaveGAN, unless run.sh got `--vocoder <checkpoint>`.", ""]
+        L += [f"**Not run: {', '.join(not_run)}** (rows marked \"not run\").", ""]
+    vocoders = sorted({m["vocoder"] for sets in rows.values() for m in sets.values()})
+    L += [f"Vocoder of every row: {', '.join(vocoders)}"
+          + (" (ESPnet2's Griffin-Lim on the de-normalised log-mel), NOT the paper's Parallel WaveGAN: the recipe "
+             "does not train one yet, so absolute MCDs include Griffin-Lim's own distortion (the GT mel row)."
+             if vocoders == ["griffin_lim"] else "."), ""]
+    training = {name: training_summary(Path(args.exp) / f"tts_{name}") for name in args.systems}
+    if any(training.values()):
+        steps = [int(m.group(1)) for t in training.values() for m in [re.search(r"\((\d+) steps", t)] if m]
+        short = bool(steps) and max(steps) < 10000
+        L += ["Training (this run): " + "; ".join(f"{NAMES[n]} {t}" for n, t in training.items() if t) + ". "
+              "The paper trained JDI-T for 300k steps on 12 h of KSS"
+              + ("; at a few hundred steps the attention-based models here are far from converged (see the "
+                 "duration and attention-failure tables), so this run tests the pipeline and the measurements, "
+                 "not the paper's quality ranking." if short else "."), ""]
     L += ["## Table 1: paper MOS beside our objective scores", ""]
     if main_set:
         s = rows["gt_mel"][main_set]["mcd_settings"] if "gt_mel" in rows else None
@@ -171,7 +284,8 @@ def write_markdown(args, rows, durs):
               "| set | durations | MAE (frames) | within ±1 frame (%) | zero-length tokens (%) | tokens |",
               "|---|---|---|---|---|---|"]
         label = {"uniform": "uniform (reference point)", "jdit_aligner": "JDI-T aligner (attention argmax, teacher forced)",
-                 "jdit_predictor": "JDI-T duration predictor (synthesis)"}
+                 "jdit_predictor": "JDI-T duration predictor (synthesis)",
+                 "fastspeech_teacher": "FastSpeech's teacher (Transformer attention, teacher forced)"}
         for x, table in durs.items():
             for kind, m in table.items():
                 L.append(f"| {x} | {label[kind]} | {fmt(m['mae_frames'])} | {fmt(m['within1'], pct=True)} | "
@@ -183,6 +297,22 @@ def write_markdown(args, rows, durs):
                       + ("**met** (< 2)." if ok else "**NOT met** (≥ 2).")]
                 break
         L += [""]
+    att_rows = [(name, x, m["attention"]) for name, sets in rows.items() for x, m in sets.items() if "attention" in m]
+    L += ["## Robustness: attention failures of the autoregressive models", "",
+          f"Per utterance, from the attention at synthesis (argmax input token per output frame; the Transformer's "
+          f"most focused encoder-decoder head): skip = a forward jump of more than {SKIP_TOKENS} tokens, repeat = "
+          f"going back more than {SKIP_TOKENS} tokens behind the furthest point reached, incomplete = ending more than "
+          f"{SKIP_TOKENS} tokens before the end or never stopping. The paper reports (without numbers) that Tacotron2 "
+          "and Transformer fail often on out-of-domain scripts after KSS training and never on its test scripts. "
+          "FastSpeech and JDI-T use no attention at synthesis.", ""]
+    if att_rows:
+        L += ["| model | set | utts | skip | repeat | incomplete | failure rate (%) |", "|---|---|---|---|---|---|---|"]
+        for name, x, a in att_rows:
+            L.append(f"| {NAMES[name]} | {x} | {a['utterances']} | {a['skip']} | {a['repeat']} | {a['incomplete']} | "
+                     f"{fmt(a['failure_rate'], pct=True)} |")
+    else:
+        L += ["Not measured: no autoregressive system was run (or it saved no attention)."]
+    L += [""]
     L += ["## Synthesis speed and audio checks", "",
           "RTF = compute seconds / seconds of audio generated, on this CPU, acoustic model and vocoder apart "
           "(torch threads as listed). silent: peak < 0.01; over full scale: peak > 1 before normalising.", "",
@@ -193,6 +323,20 @@ def write_markdown(args, rows, durs):
             L.append(f"| {NAMES.get(name, name)} | {x} | {m['utterances']} | {m['audio_seconds']:.1f} | "
                      f"{m['rtf']:.4f} | {m['vocoder_rtf']:.4f} | {m['threads']} | {m['silent']} | "
                      f"{m['over_full_scale']} | {m['hit_maxlen']} |")
+    bench = Path(args.exp) / "benchmarks" / "kss_speed.json"
+    if bench.is_file():
+        b = json.loads(bench.read_text())
+        base = next((k[len("speedup_over_"):] for m in b["models"].values() for k in m if k.startswith("speedup_over_")),
+                    None)
+        L += ["", f"### Speed at equal output length (benchmarks/kss_speed.py, run by stage 6)", "",
+              f"{b['sentences']} sentences of {', '.join(b['sets'])}; every model generates the same frames (true "
+              f"durations where known; the autoregressive models with the stop token disabled and the maximum "
+              f"length set to them); acoustic model only, best of {b['repeats']}, {b['threads']} threads, "
+              f"{b['precision']}. The issue's acceptance: JDI-T at least 10x faster than the Transformer.", "",
+              f"| model | seconds | speech (s) | RTF | speed-up over {base} |", "|---|---|---|---|---|"]
+        for name, m in b["models"].items():
+            L.append(f"| {NAMES.get(name, name)} | {m['seconds']:.3f} | {m['speech_seconds']:.1f} | {m['rtf']:.4f} | "
+                     f"{m.get(f'speedup_over_{base}', float('nan')):.1f}x |")
     plots = sorted(Path(args.exp).glob("tts_jdit/align_*/images/*.png"))
     if plots:
         L += ["", "Attention plots (JDI-T aligner, dashed: true path): "

@@ -14,7 +14,8 @@
 #           synth.json (RTF)}; "GT mel" = the vocoder on the reference mels (exp/gt_mel/decode_<set>); JDI-T's
 #           aligner (teacher forced) and predictor durations -> exp/tts_jdit/align_<set> (+ attention plots)
 #         6 scoring: MCD (DTW) / log-F0 RMSE against the recordings (both at ${mcd_sample_rate} Hz), duration
-#           accuracy against the true durations (mini corpus), RTF -> exp/results.json, RESULTS.md
+#           accuracy against the true durations (mini corpus), attention failures of the AR models, RTF, and the
+#           speed benchmark at equal output lengths (benchmarks/kss_speed.py) -> exp/results.json, RESULTS.md
 # Any data dir with wav.scp + text can be added to --test-sets (stage 2 skips sets without wav.scp).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -32,13 +33,15 @@ kss_test=50
 mini_utts=300           # mini corpus size (db.sh empty); the last 10 % are held out (dev 5 %, test 5 %)
 seed=0
 unknown_chars=error     # characters with no Korean reading in the text: error (file:line) or drop
-systems="jdit"          # acoustic models to train / synthesise / score
-jdit_config=conf/tuning/train_jdit_tiny.yaml   # paper size: conf/tuning/train_jdit.yaml
+systems="jdit tacotron2 transformer fastspeech"   # acoustic models to train / synthesise / score
+config_size=tiny        # tiny: conf/tuning/train_<system>_tiny.yaml; paper: conf/tuning/train_<system>.yaml
 train_args=""           # extra ESPnet2 training options for every system, e.g. "--max_epoch 1"
 vocoder=griffin_lim     # griffin_lim, or a trained Parallel WaveGAN checkpoint (.pkl)
 griffin_lim_iters=32
 mcd_sample_rate=16000   # MCD / F0 analysis rate (the mel stops at 7.6 kHz; see local_models/bin/mcd_score.py)
 att_plots=3             # attention plots per test set (JDI-T aligner)
+speed_benchmark=true    # stage 6 also times the acoustic models at equal output length (benchmarks/kss_speed.py)
+bench_threads=2
 . parse_options.sh
 
 sets="${train_set} ${valid_set} ${test_sets}"
@@ -97,19 +100,53 @@ fi
 # config_of SYSTEM: its ESPnet2 training config
 config_of() {
     case "$1" in
-        jdit) echo "${jdit_config}" ;;
-        *) die "unknown system '$1' (jdit)" ;;
+        jdit|tacotron2|transformer|fastspeech) ;;
+        *) die "unknown system '$1' (jdit, tacotron2, transformer, fastspeech)" ;;
     esac
+    case "${config_size}" in
+        tiny) echo "conf/tuning/train_$1_tiny.yaml" ;;
+        paper) echo "conf/tuning/train_$1.yaml" ;;
+        *) die "--config-size ${config_size}: tiny or paper" ;;
+    esac
+}
+for s in ${systems}; do config_of "${s}" > /dev/null; done
+if [[ " ${systems} " == *" fastspeech "* && " ${systems} " != *" transformer "* ]]; then
+    die "--systems: fastspeech needs its teacher, transformer"
+fi
+# training order: the teacher before FastSpeech
+ordered_systems=$(for s in jdit tacotron2 transformer fastspeech; do [[ " ${systems} " != *" ${s} "* ]] || echo "${s}"; done)
+
+# teacher_durations SET: the Transformer's teacher-forced durations on data/SET (ESPnet2 tts_inference; one per
+# token + the final <sos/eos>, as FastSpeech reads them) -> exp/tts_transformer/teacher_SET/durations/durations
+teacher_durations() {
+    local x=$1 out=exp/tts_transformer/teacher_$1
+    require exp/tts_transformer/valid.loss.best.pth "stage 4 (training transformer)"
+    log "Stage 4: teacher-forced durations of exp/tts_transformer on data/${x} -> ${out}"
+    run_logged "${out}" ${decode_cmd} "${out}/inference.log" python -m local_models.bin.jdit_inference \
+        --ngpu 0 --train_config exp/tts_transformer/config.yaml \
+        --model_file exp/tts_transformer/valid.loss.best.pth \
+        --data_path_and_name_and_type "data/${x}/text_phn,text,text" \
+        --data_path_and_name_and_type "data/${x}/feats.scp,speech,kaldi_ark" \
+        --use_teacher_forcing true --output_dir "${out}"
+    require "${out}/durations/durations" "the teacher-forced inference (see ${out}/inference.log)"
 }
 
 if stage_enabled 4; then
-    for s in ${systems}; do
+    for s in ${ordered_systems}; do
         conf=$(config_of "${s}"); out=exp/tts_${s}
         require "${conf}" "a training config"
         for x in ${train_set} ${valid_set}; do
             require "dump/${x}/text_shape.phn" "stage 3 (text)"
             require "data/${x}/feats.scp" "stage 2 (features)"
         done
+        extra=()
+        if [ "${s}" = fastspeech ]; then
+            for x in ${train_set} ${valid_set}; do teacher_durations "${x}"; done
+            extra=(--train_data_path_and_name_and_type "exp/tts_transformer/teacher_${train_set}/durations/durations,durations,text_int"
+                   --valid_data_path_and_name_and_type "exp/tts_transformer/teacher_${valid_set}/durations/durations,durations,text_int")
+        fi
+        # text shapes first: ESPnet sorts each batch by the first shape file, and Tacotron2's encoder packs the
+        # text batch (lengths must decrease)
         log "Stage 4: train ${s} (${conf}) -> ${out} (log: ${out}/train.log)"
         run_logged "${out}" ${train_cmd} "${out}/train.log" \
             python -m local_models.bin.jdit_train --config "${conf}" --ngpu 0 --seed "${seed}" --resume true \
@@ -117,11 +154,11 @@ if stage_enabled 4; then
                 --normalize_conf "stats_file=dump/${train_set}/feats_stats.npz" \
                 --train_data_path_and_name_and_type "data/${train_set}/feats.scp,speech,kaldi_ark" \
                 --train_data_path_and_name_and_type "data/${train_set}/text_phn,text,text" \
-                --train_shape_file "dump/${train_set}/feats_shape" --train_shape_file "dump/${train_set}/text_shape.phn" \
+                --train_shape_file "dump/${train_set}/text_shape.phn" --train_shape_file "dump/${train_set}/feats_shape" \
                 --valid_data_path_and_name_and_type "data/${valid_set}/feats.scp,speech,kaldi_ark" \
                 --valid_data_path_and_name_and_type "data/${valid_set}/text_phn,text,text" \
-                --valid_shape_file "dump/${valid_set}/feats_shape" --valid_shape_file "dump/${valid_set}/text_shape.phn" \
-                ${train_args}
+                --valid_shape_file "dump/${valid_set}/text_shape.phn" --valid_shape_file "dump/${valid_set}/feats_shape" \
+                "${extra[@]}" ${train_args}
     done
 fi
 
@@ -140,6 +177,9 @@ if stage_enabled 5; then
         python -m local_models.bin.tts_synth --feats "data/${x}/feats.scp" \
             --vocoder "${vocoder}" --fbank-conf conf/fbank.conf --griffin-lim-iters "${griffin_lim_iters}" \
             "exp/gt_mel/decode_${x}"
+        if [[ " ${systems} " == *" transformer "* ]]; then
+            teacher_durations "${x}"   # what FastSpeech would have been taught on this set (duration accuracy)
+        fi
         if [[ " ${systems} " == *" jdit "* ]]; then
             log "Stage 5: JDI-T aligner (teacher forced) and predictor durations on data/${x} -> exp/tts_jdit/align_${x}"
             python -m local_models.bin.jdit_align --model-dir exp/tts_jdit \
@@ -153,11 +193,22 @@ if stage_enabled 6; then
         [ -f "data/${x}/wav.scp" ] || continue
         for d in exp/gt_mel/decode_${x} $(for s in ${systems}; do echo "exp/tts_${s}/decode_${x}"; done); do
             require "${d}/wav.scp" "stage 5 (synthesis)"
+            if [ "${d}/mcd.json" -nt "${d}/wav.scp" ]; then
+                log "Stage 6: ${d}/mcd.json is up to date"
+                continue
+            fi
             log "Stage 6: MCD / log-F0 RMSE of ${d} against data/${x} at ${mcd_sample_rate} Hz"
             python -m local_models.bin.mcd_score --ref "data/${x}/wav.scp" --hyp "${d}/wav.scp" \
                 --sample-rate "${mcd_sample_rate}" --json "${d}/mcd.json" --per-utt "${d}/mcd_per_utt.tsv"
         done
     done
+    if [ "${speed_benchmark}" = true ]; then
+        log "Stage 6: synthesis speed of ${systems} on ${test_sets}, equal output lengths, ${bench_threads} threads"
+        python "${MAIN_ROOT}/benchmarks/kss_speed.py" --recipe . --systems "${systems}" --sets "${test_sets}" \
+            --threads "${bench_threads}"
+    else
+        rm -f exp/benchmarks/kss_speed.json  # no stale timings in RESULTS.md
+    fi
     log "Stage 6: scoring -> exp/results.json, RESULTS.md"
     run_logged exp/score python -m local_models.bin.jdit_score --systems ${systems} --sets ${test_sets} \
         --corpus "$(. ./db.sh; [ -n "${KSS}" ] && echo "KSS (${KSS})" || echo "espeak-ng Korean mini corpus")"
