@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import soundfile
 
-from local_models.bin import jdit_align, jdit_score, tts_synth
+from local_models.bin import jdit_align, jdit_score, pwg_train, tts_synth
 from local_models.common.datadir import read_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,7 +22,7 @@ needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="esp
 
 
 def test_tools_have_help():
-    for parser in (tts_synth.get_parser(), jdit_score.get_parser(), jdit_align.get_parser()):
+    for parser in (tts_synth.get_parser(), jdit_score.get_parser(), jdit_align.get_parser(), pwg_train.get_parser()):
         with pytest.raises(SystemExit) as e:
             parser.parse_args(["--help"])
         assert e.value.code == 0
@@ -114,6 +114,70 @@ def test_gt_mel_griffin_lim_round_trip(tmp_path):
     assert read_table(out / "wav.scp")["u1"] == str((out / "wav" / "u1.wav").resolve())
 
 
+def write_pwg_data(d: Path, n=4, sr=22050, seconds=0.8):
+    """n tone wavs (16-bit PCM) and their recipe log-mels (conf/fbank.conf settings): a vocoder data dir."""
+    import kaldiio
+
+    from local_models.common.features import FeatConfig, compute
+
+    d.mkdir(parents=True)
+    cfg = FeatConfig(kind="fbank", sample_rate=22050, win_ms=1024e3 / 22050, hop_ms=256e3 / 22050, n_fft=1024,
+                     n_mels=80, fmin=80, fmax=7600)
+    t = np.arange(int(seconds * sr)) / sr
+    with kaldiio.WriteHelper(f"ark,scp:{d}/feats.ark,{d}/feats.scp") as w, open(d / "wav.scp", "w") as scp:
+        for i in range(n):
+            wave = (0.3 * np.sin(2 * np.pi * (150 + 50 * i) * t)).astype(np.float32)
+            soundfile.write(d / f"u{i}.wav", wave, sr, subtype="PCM_16")
+            scp.write(f"u{i} {d / f'u{i}.wav'}\n")
+            w(f"u{i}", compute(wave, cfg) if sr == 22050 else np.zeros((10, 80), np.float32))
+
+
+def test_pwg_train_checks_the_data(tmp_path):
+    conf = str(RECIPE / "conf/tuning/train_pwg_tiny.yaml")
+    write_pwg_data(tmp_path / "low", sr=16000)
+    with pytest.raises(SystemExit, match=r"low/wav.scp: u0 is 16000 Hz, the vocoder config says sampling_rate 22050"):
+        pwg_train.main(["--config", conf, "--train-dir", str(tmp_path / "low"), "--valid-dir",
+                        str(tmp_path / "low"), str(tmp_path / "exp")])
+    (tmp_path / "nofeats").mkdir()
+    (tmp_path / "nofeats/wav.scp").write_text("")
+    with pytest.raises(SystemExit, match=r"nofeats/feats.scp: missing"):
+        pwg_train.main(["--config", conf, "--train-dir", str(tmp_path / "nofeats"), "--valid-dir",
+                        str(tmp_path / "nofeats"), str(tmp_path / "exp")])
+    with pytest.raises(SystemExit, match="--max-steps 0"):
+        pwg_train.main(["--config", conf, "--max-steps", "0", "--train-dir", str(tmp_path / "low"),
+                        "--valid-dir", str(tmp_path / "low"), str(tmp_path / "exp")])
+    assert not list((tmp_path / "exp").glob("checkpoint*")) if (tmp_path / "exp").exists() else True
+    (tmp_path / "ck").mkdir()
+    for n in ("checkpoint-20steps.pkl", "checkpoint-5steps.pkl", "checkpoint.pkl", "checkpoint-xsteps.pkl"):
+        (tmp_path / "ck" / n).write_bytes(b"")
+    assert [n for n, _ in pwg_train.checkpoints(tmp_path / "ck")] == [5, 20]
+
+
+@needs_venv
+def test_pwg_trains_resumes_and_vocodes(tmp_path):
+    """The tiny PWG config trains through parallel-wavegan's trainer on a data dir, resumes from its newest
+    checkpoint, and tts_synth turns mels into a wav of frames x hop samples with the result."""
+    write_pwg_data(tmp_path / "data")
+    conf = str(RECIPE / "conf/tuning/train_pwg_tiny.yaml")
+    args = ["--config", conf, "--train-dir", str(tmp_path / "data"), "--valid-dir", str(tmp_path / "data"),
+            "--verbose", "0", str(tmp_path / "exp")]
+    pwg_train.main(["--max-steps", "2", *args])
+    assert [n for n, _ in pwg_train.checkpoints(tmp_path / "exp")] == [2]
+    pwg_train.main(["--max-steps", "3", *args])  # resumes from step 2
+    assert [n for n, _ in pwg_train.checkpoints(tmp_path / "exp")] == [2, 3]
+    import torch
+
+    assert torch.load(tmp_path / "exp/checkpoint.pkl", map_location="cpu")["steps"] == 3
+    pwg_train.main(["--max-steps", "3", *args])  # nothing left to train
+    assert [n for n, _ in pwg_train.checkpoints(tmp_path / "exp")] == [2, 3]
+    tts_synth.main(["--feats", str(tmp_path / "data/feats.scp"), "--fbank-conf", str(RECIPE / "conf/fbank.conf"),
+                    "--vocoder", str(tmp_path / "exp/checkpoint.pkl"), str(tmp_path / "voc")])
+    s = json.loads((tmp_path / "voc/synth.json").read_text())
+    y, fs = soundfile.read(tmp_path / "voc/wav/u0.wav")
+    assert fs == 22050 and len(y) == s["per_utt"]["u0"]["frames"] * 256 and np.isfinite(y).all()
+    assert s["vocoder"].endswith("checkpoint.pkl") and s["vocoder_rtf"] > 0
+
+
 def test_synth_errors_name_the_problem(tmp_path, capsys):
     with pytest.raises(SystemExit, match="give --model-dir and --text, or --feats"):
         tts_synth.main(["--fbank-conf", str(RECIPE / "conf/fbank.conf"), str(tmp_path / "o")])
@@ -173,7 +237,7 @@ def test_smoke_whole_recipe_one_epoch(tmp_path):
     recipe = tmp_path / "tts1"
     shutil.copytree(RECIPE, recipe, ignore=shutil.ignore_patterns("data", "dump", "exp", "RESULTS.md"))
     run_recipe(recipe, "--mini-utts", "12", "--test-sets", "test", "--train-args", "--max_epoch 1 --batch_size 4",
-               "--griffin-lim-iters", "4")
+               "--griffin-lim-iters", "4", "--pwg-max-steps", "2")
     exp = recipe / "exp"
     assert (exp / "tts_jdit" / "1epoch.pth").exists() and (exp / "tts_jdit" / "run.sh").exists()
     dec = exp / "tts_jdit" / "decode_test"
@@ -188,7 +252,11 @@ def test_smoke_whole_recipe_one_epoch(tmp_path):
     assert sum(map(int, align)) == int(read_table(recipe / "data/test/utt2num_frames")["kss-1_0011"])
     assert list((exp / "tts_jdit/align_test/images").glob("*.png"))
     res = json.loads((exp / "results.json").read_text())
-    assert {"gt_mel", "jdit", "tacotron2", "transformer", "fastspeech", "duration_uniform"} <= set(res["systems"])
+    assert {"gt_mel", "gt_mel_pwg", "jdit", "tacotron2", "transformer", "fastspeech",
+            "duration_uniform"} <= set(res["systems"])
+    assert (exp / "vocoder_pwg/checkpoint.pkl").exists()  # trained (2 steps), scored on the reference mels
+    assert json.loads((exp / "gt_mel_pwg/decode_test/synth.json").read_text())["vocoder"].endswith("checkpoint.pkl")
+    assert json.loads((dec / "synth.json").read_text())["vocoder"] == "griffin_lim"
     teacher = read_table(exp / "tts_transformer/teacher_train/durations/durations")
     phn = read_table(recipe / "data/train/text_phn")
     assert set(teacher) == set(phn) and all(len(teacher[u].split()) == len(phn[u].split()) + 1 for u in phn)
@@ -198,3 +266,5 @@ def test_smoke_whole_recipe_one_epoch(tmp_path):
     md = (recipe / "RESULTS.md").read_text()
     assert "| JDI-T (ours) | 3.77 | 3.52 |" in md and "Duration accuracy" in md and "not run" not in md
     assert "| Tacotron2 | test | 1 |" in md  # the attention-failure table
+    assert "| GT mel + Griffin-Lim | — | — |" in md and "| GT mel + Parallel WaveGAN | 3.92 | 3.87 |" in md
+    assert "Parallel WaveGAN trained by this recipe (stage 4, `exp/vocoder_pwg`): 2 steps" in md

@@ -1,7 +1,8 @@
 """Scoring stage of egs/kss/tts1 (paper 002, JDI-T): collect what stages 5-6 measured into exp/results.json and
 RESULTS.md (run from the recipe directory).
 
-Per system (exp/tts_<system>) and the GT-mel row (exp/gt_mel), per test set: MCD (DTW) and log-F0 RMSE /
+Per system (exp/tts_<system>) and the GT-mel rows (exp/gt_mel: the systems' vocoder on the reference mels;
+exp/gt_mel_pwg or exp/gt_mel_griffin_lim: the other vocoder on them), per test set: MCD (DTW) and log-F0 RMSE /
 V/UV error from <decode>/mcd.json (local_models/bin/mcd_score.py), real-time factors and audio checks from
 <decode>/synth.json (local_models/bin/tts_synth.py). Duration accuracy on sets with true durations
 (data/<set>/durations, the mini corpus): JDI-T's aligner (teacher forced) and duration predictor
@@ -50,6 +51,8 @@ def get_parser():
     p.add_argument("--systems", nargs="+", required=True, help="trained systems (exp/tts_<system>)")
     p.add_argument("--sets", nargs="+", required=True, help="test sets (first one with audio = the main table)")
     p.add_argument("--corpus", required=True, help="corpus description for RESULTS.md / results.json")
+    p.add_argument("--gt-mel-rows", nargs="+", default=["gt_mel", "gt_mel_pwg", "gt_mel_griffin_lim"],
+                   help="exp/<row>/decode_<set> dirs of vocoders on the reference mels")
     p.add_argument("--exp", default="exp")
     p.add_argument("--data", default="data")
     p.add_argument("--results-md", default="RESULTS.md")
@@ -169,6 +172,35 @@ def training_summary(exp_dir: Path) -> str:
     return f"{epochs} epochs{steps}"
 
 
+def vocoder_summary(exp_dir: Path) -> str:
+    """'N steps (generator L layers x C channels, ...)' of a Parallel WaveGAN trained by pwg_train ('' if none)."""
+    import yaml
+
+    from local_models.bin.pwg_train import checkpoints
+
+    conf = exp_dir / "config.yml"
+    done = checkpoints(exp_dir)
+    if not conf.is_file() or not done:
+        return ""
+    c = yaml.safe_load(conf.read_text())
+    g = c["generator_params"]
+    return (f"{done[-1][0]} steps (of train_max_steps {c['train_max_steps']}; adversarial loss from step "
+            f"{c['discriminator_train_start_steps']}), generator {g['layers']} layers x {g['residual_channels']} "
+            f"residual channels, batch {c['batch_size']} x {c['batch_max_steps']} samples")
+
+
+def is_pwg(vocoder: str) -> bool:
+    return vocoder not in ("griffin_lim", "unknown")
+
+
+def row_name(name: str, sets: dict) -> str:
+    """Display name; a GT-mel row says which vocoder it is."""
+    if not name.startswith("gt_mel"):
+        return NAMES.get(name, name)
+    vocoder = next(iter(sets.values()))["vocoder"] if sets else "unknown"
+    return "GT mel" + {"griffin_lim": " + Griffin-Lim", "unknown": ""}.get(vocoder, " + Parallel WaveGAN")
+
+
 def fmt(v, digits=2, pct=False):
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "—"
@@ -178,8 +210,8 @@ def fmt(v, digits=2, pct=False):
 def collect(args):
     exp, data = Path(args.exp), Path(args.data)
     rows = {}
-    for name in ["gt_mel", *args.systems]:
-        base = exp / ("gt_mel" if name == "gt_mel" else f"tts_{name}")
+    for name in [*args.gt_mel_rows, *args.systems]:
+        base = exp / (name if name.startswith("gt_mel") else f"tts_{name}")
         for x in args.sets:
             d = base / f"decode_{x}"
             if (d / "synth.json").is_file():
@@ -239,11 +271,18 @@ def write_markdown(args, rows, durs):
     not_run = [NAMES[s] for s in ("tacotron2", "transformer", "fastspeech", "jdit") if s not in args.systems]
     if not_run:
         L += [f"**Not run: {', '.join(not_run)}** (rows marked \"not run\").", ""]
-    vocoders = sorted({m["vocoder"] for sets in rows.values() for m in sets.values()})
-    L += [f"Vocoder of every row: {', '.join(vocoders)}"
-          + (" (ESPnet2's Griffin-Lim on the de-normalised log-mel), NOT the paper's Parallel WaveGAN: the recipe "
-             "does not train one yet, so absolute MCDs include Griffin-Lim's own distortion (the GT mel row)."
-             if vocoders == ["griffin_lim"] else "."), ""]
+    vocoders = sorted({m["vocoder"] for name, sets in rows.items() if name != "gt_mel" and
+                       not name.startswith("gt_mel_") for m in sets.values()})
+    pwg = vocoder_summary(Path(args.exp) / "vocoder_pwg")
+    pwg = (f"Parallel WaveGAN trained by this recipe (stage 4, `exp/vocoder_pwg`): {pwg}; the paper's vocoder "
+           "trained 400k steps with the 30-layer generator (conf/tuning/train_pwg.yaml)") if pwg else ""
+    if vocoders == ["griffin_lim"]:
+        L += ["Vocoder of the systems: griffin_lim (ESPnet2's Griffin-Lim on the de-normalised log-mel), NOT the "
+              "paper's Parallel WaveGAN, so absolute MCDs include Griffin-Lim's own distortion (the GT mel + "
+              "Griffin-Lim row)." + (f" {pwg}: its row on the reference mels says whether it would do better "
+                                      "(`--vocoder pwg` vocodes the systems with it)." if pwg else ""), ""]
+    elif vocoders:
+        L += [f"Vocoder of the systems: {', '.join(vocoders)}" + (f" = {pwg}." if pwg else "."), ""]
     training = {name: training_summary(Path(args.exp) / f"tts_{name}") for name in args.systems}
     if any(training.values()):
         steps = [int(m.group(1)) for t in training.values() for m in [re.search(r"\((\d+) steps", t)] if m]
@@ -264,14 +303,19 @@ def write_markdown(args, rows, durs):
                  "shift (both sides resampled: the mel stops at 7.6 kHz)" if s else "") + ". Lower is better.", ""]
     L += ["| model | paper MOS Internal | paper MOS KSS | MCD (dB) | log-F0 RMSE | V/UV err (%) | length ratio |",
           "|---|---|---|---|---|---|---|"]
-    for name in ("gt_mel", "tacotron2", "transformer", "fastspeech", "jdit"):
-        pi, pk = PAPER_MOS[name]
+    gt_rows = [n for n in args.gt_mel_rows if n in rows] or ["gt_mel"]
+    for name in (*gt_rows, "tacotron2", "transformer", "fastspeech", "jdit"):
         m = rows.get(name, {}).get(main_set) if main_set else None
+        # the paper's GT mel row is Parallel WaveGAN on the reference mels
+        pi, pk = PAPER_MOS["gt_mel"] if name.startswith("gt_mel") else PAPER_MOS[name]
+        if name.startswith("gt_mel") and m is not None and not is_pwg(m["vocoder"]) and m["vocoder"] != "unknown":
+            pi, pk = "—", "—"
+        label = row_name(name, rows.get(name, {}))
         if m is None or "mcd" not in m:
-            why = "not run" if name != "gt_mel" and name not in args.systems else "not scored"
-            L.append(f"| {NAMES[name]} | {pi} | {pk} | {why} | | | |")
+            why = "not run" if not name.startswith("gt_mel") and name not in args.systems else "not scored"
+            L.append(f"| {label} | {pi} | {pk} | {why} | | | |")
         else:
-            L.append(f"| {NAMES[name]} | {pi} | {pk} | {fmt(m['mcd'])} | {fmt(m['lf0_rmse'], 3)} | "
+            L.append(f"| {label} | {pi} | {pk} | {fmt(m['mcd'])} | {fmt(m['lf0_rmse'], 3)} | "
                      f"{fmt(m['vuv_error'], pct=True)} | {fmt(m['length_ratio'])} |")
     L += ["", "length ratio = synthesised / reference frames (mean over utterances): 1.0 is the recorded speaking "
           "rate.", ""]
@@ -320,7 +364,7 @@ def write_markdown(args, rows, durs):
           "|---|---|---|---|---|---|---|---|---|---|"]
     for name, sets in rows.items():
         for x, m in sets.items():
-            L.append(f"| {NAMES.get(name, name)} | {x} | {m['utterances']} | {m['audio_seconds']:.1f} | "
+            L.append(f"| {row_name(name, sets)} | {x} | {m['utterances']} | {m['audio_seconds']:.1f} | "
                      f"{m['rtf']:.4f} | {m['vocoder_rtf']:.4f} | {m['threads']} | {m['silent']} | "
                      f"{m['over_full_scale']} | {m['hit_maxlen']} |")
     bench = Path(args.exp) / "benchmarks" / "kss_speed.json"
@@ -342,7 +386,7 @@ def write_markdown(args, rows, durs):
         L += ["", "Attention plots (JDI-T aligner, dashed: true path): "
               + ", ".join(f"`{p.as_posix()}`" for p in plots[:6]) + "."]
     L += ["", "Synthesised wavs: `exp/tts_<system>/decode_<set>/wav/`, the vocoder on reference mels: "
-          "`exp/gt_mel/decode_<set>/wav/`. All numbers: `exp/results.json`.", ""]
+          "`exp/gt_mel*/decode_<set>/wav/`. All numbers: `exp/results.json`.", ""]
     with atomic_open(args.results_md) as f:
         f.write("\n".join(L))
 

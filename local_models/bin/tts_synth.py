@@ -119,6 +119,8 @@ class PWGVocoder:
 
     def __init__(self, checkpoint: str, conf: dict):
         import torch
+
+        import local_models.common.compat  # noqa: F401  (parallel_wavegan imports scipy.signal.kaiser)
         from parallel_wavegan.utils import load_model
 
         self.model = load_model(checkpoint)

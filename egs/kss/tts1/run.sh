@@ -9,9 +9,12 @@
 #         3 text: jamo phoneme tokens data/<set>/text_phn, ESPnet token list data/token_list/phn/tokens.txt,
 #           dump/<set>/text_shape.phn; mini corpus: data/<set>/durations (frames per token, from phones.ctm)
 #         4 training through ESPnet2's TTS task, each system into exp/tts_<system> (resumes from its last
-#           checkpoint): jdit = JDI-T in ONE stage from scratch (no teacher, no external aligner)
+#           checkpoint): jdit = JDI-T in ONE stage from scratch (no teacher, no external aligner); with
+#           --train-pwg true also the Parallel WaveGAN vocoder on the train wavs + mels (parallel-wavegan's
+#           trainer, conf/tuning/train_pwg[_tiny].yaml) -> exp/vocoder_pwg/checkpoint.pkl
 #         5 synthesis of every --test-sets set with text_phn: exp/tts_<system>/decode_<set>/{wav,feats,durations,
-#           synth.json (RTF)}; "GT mel" = the vocoder on the reference mels (exp/gt_mel/decode_<set>); JDI-T's
+#           synth.json (RTF)}; "GT mel" = the vocoder on the reference mels (exp/gt_mel/decode_<set>), and the
+#           other vocoder on them (exp/gt_mel_pwg or exp/gt_mel_griffin_lim): the two vocoders compared; JDI-T's
 #           aligner (teacher forced) and predictor durations -> exp/tts_jdit/align_<set> (+ attention plots)
 #         6 scoring: MCD (DTW) / log-F0 RMSE against the recordings (both at ${mcd_sample_rate} Hz), duration
 #           accuracy against the true durations (mini corpus), attention failures of the AR models, RTF, and the
@@ -36,7 +39,11 @@ unknown_chars=error     # characters with no Korean reading in the text: error (
 systems="jdit tacotron2 transformer fastspeech"   # acoustic models to train / synthesise / score
 config_size=tiny        # tiny: conf/tuning/train_<system>_tiny.yaml; paper: conf/tuning/train_<system>.yaml
 train_args=""           # extra ESPnet2 training options for every system, e.g. "--max_epoch 1"
-vocoder=griffin_lim     # griffin_lim, or a trained Parallel WaveGAN checkpoint (.pkl)
+vocoder=griffin_lim     # what vocodes the systems: griffin_lim, pwg (the one stage 4 trains), or the path of a
+                        # trained Parallel WaveGAN checkpoint (.pkl). The demo's tiny PWG (1500 steps on 2 CPU
+                        # cores) is far worse than Griffin-Lim (see RESULTS.md): use pwg with --config-size paper
+train_pwg=true          # stage 4 trains Parallel WaveGAN -> exp/vocoder_pwg (scored on the reference mels)
+pwg_max_steps=""        # override the PWG config's train_max_steps (smoke runs)
 griffin_lim_iters=32
 mcd_sample_rate=16000   # MCD / F0 analysis rate (the mel stops at 7.6 kHz; see local_models/bin/mcd_score.py)
 att_plots=3             # attention plots per test set (JDI-T aligner)
@@ -110,6 +117,17 @@ config_of() {
     esac
 }
 for s in ${systems}; do config_of "${s}" > /dev/null; done
+# the vocoder of the systems (vocoder_model) and the other one, also scored on the reference mels (alt_*)
+pwg_model=exp/vocoder_pwg/checkpoint.pkl
+case "${config_size}" in tiny) pwg_conf=conf/tuning/train_pwg_tiny.yaml ;; *) pwg_conf=conf/tuning/train_pwg.yaml ;; esac
+case "${vocoder}" in
+    griffin_lim) vocoder_model=griffin_lim; alt_name=pwg; alt_model=${pwg_model} ;;
+    pwg) vocoder_model=${pwg_model}; alt_name=griffin_lim; alt_model=griffin_lim ;;
+    *.pkl) vocoder_model=${vocoder}; alt_name=griffin_lim; alt_model=griffin_lim
+           require "${vocoder}" "a Parallel WaveGAN checkpoint (config.yml beside it)" ;;
+    *) die "--vocoder ${vocoder}: pwg, griffin_lim or a Parallel WaveGAN checkpoint .pkl" ;;
+esac
+case "${train_pwg}" in true|false) ;; *) die "--train-pwg ${train_pwg}: true or false" ;; esac
 if [[ " ${systems} " == *" fastspeech "* && " ${systems} " != *" transformer "* ]]; then
     die "--systems: fastspeech needs its teacher, transformer"
 fi
@@ -160,23 +178,40 @@ if stage_enabled 4; then
                 --valid_shape_file "dump/${valid_set}/text_shape.phn" --valid_shape_file "dump/${valid_set}/feats_shape" \
                 "${extra[@]}" ${train_args}
     done
+    if [ "${train_pwg}" = true ]; then
+        for x in ${train_set} ${valid_set}; do require "data/${x}/feats.scp" "stage 2 (features)"; done
+        log "Stage 4: train Parallel WaveGAN (${pwg_conf}) -> exp/vocoder_pwg (log: exp/vocoder_pwg/train.log)"
+        run_logged exp/vocoder_pwg ${train_cmd} exp/vocoder_pwg/train.log \
+            python -m local_models.bin.pwg_train --config "${pwg_conf}" --seed "${seed}" \
+                ${pwg_max_steps:+--max-steps "${pwg_max_steps}"} \
+                --train-dir "data/${train_set}" --valid-dir "data/${valid_set}" exp/vocoder_pwg
+    fi
 fi
 
 if stage_enabled 5; then
+    [ "${vocoder_model}" = griffin_lim ] || require "${vocoder_model}" "stage 4 (vocoder training)"
     for x in ${test_sets}; do
         require "data/${x}/text_phn" "stage 3 (text)"
         for s in ${systems}; do
             require "exp/tts_${s}/config.yaml" "stage 4 (training ${s})"
             log "Stage 5: synthesise data/${x} with ${s} + ${vocoder} -> exp/tts_${s}/decode_${x}"
             python -m local_models.bin.tts_synth \
-                --model-dir "exp/tts_${s}" --text "data/${x}/text_phn" --vocoder "${vocoder}" \
+                --model-dir "exp/tts_${s}" --text "data/${x}/text_phn" --vocoder "${vocoder_model}" \
                 --fbank-conf conf/fbank.conf --griffin-lim-iters "${griffin_lim_iters}" --save-att "exp/tts_${s}/decode_${x}"
         done
         [ -f "data/${x}/feats.scp" ] || continue
         log "Stage 5: GT mel: ${vocoder} on the reference mels of data/${x} -> exp/gt_mel/decode_${x}"
         python -m local_models.bin.tts_synth --feats "data/${x}/feats.scp" \
-            --vocoder "${vocoder}" --fbank-conf conf/fbank.conf --griffin-lim-iters "${griffin_lim_iters}" \
+            --vocoder "${vocoder_model}" --fbank-conf conf/fbank.conf --griffin-lim-iters "${griffin_lim_iters}" \
             "exp/gt_mel/decode_${x}"
+        if [ "${alt_model}" = griffin_lim ] || [ -f "${alt_model}" ]; then
+            log "Stage 5: GT mel: ${alt_name} on the reference mels of data/${x} -> exp/gt_mel_${alt_name}/decode_${x}"
+            python -m local_models.bin.tts_synth --feats "data/${x}/feats.scp" \
+                --vocoder "${alt_model}" --fbank-conf conf/fbank.conf --griffin-lim-iters "${griffin_lim_iters}" \
+                "exp/gt_mel_${alt_name}/decode_${x}"
+        else
+            rm -rf "exp/gt_mel_${alt_name}/decode_${x}"  # no stale row
+        fi
         if [[ " ${systems} " == *" transformer "* ]]; then
             teacher_durations "${x}"   # what FastSpeech would have been taught on this set (duration accuracy)
         fi
@@ -191,7 +226,9 @@ fi
 if stage_enabled 6; then
     for x in ${test_sets}; do
         [ -f "data/${x}/wav.scp" ] || continue
-        for d in exp/gt_mel/decode_${x} $(for s in ${systems}; do echo "exp/tts_${s}/decode_${x}"; done); do
+        for d in exp/gt_mel/decode_${x} exp/gt_mel_${alt_name}/decode_${x} \
+                $(for s in ${systems}; do echo "exp/tts_${s}/decode_${x}"; done); do
+            [ "${d}" != "exp/gt_mel_${alt_name}/decode_${x}" ] || [ -d "${d}" ] || continue
             require "${d}/wav.scp" "stage 5 (synthesis)"
             if [ "${d}/mcd.json" -nt "${d}/wav.scp" ]; then
                 log "Stage 6: ${d}/mcd.json is up to date"
@@ -211,6 +248,7 @@ if stage_enabled 6; then
     fi
     log "Stage 6: scoring -> exp/results.json, RESULTS.md"
     run_logged exp/score python -m local_models.bin.jdit_score --systems ${systems} --sets ${test_sets} \
+        --gt-mel-rows gt_mel "gt_mel_${alt_name}" \
         --corpus "$(. ./db.sh; [ -n "${KSS}" ] && echo "KSS (${KSS})" || echo "espeak-ng Korean mini corpus")"
 fi
 log "Done (stages ${stage}-${stop_stage})"
