@@ -9,8 +9,8 @@ generates the SAME number of mel frames, so that the comparison is not skewed by
   * autoregressive models (transformer, tacotron2): stop token disabled (threshold > 1) and the maximum length
     set to that frame count.
 Times the acoustic model only (no vocoder), best of --repeats per sentence, --threads torch threads, fp32,
-after one warm-up sentence. Reports per model: total seconds, seconds per second of speech (RTF at 22.05 kHz /
-hop 256), and the speed-up of every model over --baseline (default transformer).
+after one warm-up sentence. Reports per model: total seconds, seconds per second of speech (RTF; frames
+to seconds by the recipe's conf/fbank.conf), and the speed-up of every model over --baseline (default transformer).
 
 Writes RECIPE/exp/benchmarks/kss_speed.json.
   python benchmarks/kss_speed.py [--recipe egs/kss/tts1] [--systems "jdit transformer"] [--threads 2]
@@ -28,13 +28,9 @@ FEED_FORWARD = ("jdit", "fastspeech")
 
 
 def load_model(exp_dir: Path):
-    import local_models.jdit.task  # noqa: F401  (registers tts: jdit)
-    from espnet2.tasks.tts import TTSTask
+    from local_models.bin.tts_synth import load_tts_model
 
-    from local_models.bin.tts_synth import find_model_file
-
-    model, args = TTSTask.build_model_from_file(exp_dir / "config.yaml", find_model_file(exp_dir), "cpu")
-    model.eval()
+    model, args = load_tts_model(exp_dir)
     return model.tts, {t: i for i, t in enumerate(args.token_list)}
 
 
@@ -98,7 +94,10 @@ def main(argv=None):
     if args.max_sentences:
         sents = sents[: args.max_sentences]
     models = {s: load_model(recipe / "exp" / f"tts_{s}") for s in systems}
-    hop, fs = 256, 22050
+    from local_models.bin.tts_synth import read_fbank_conf
+
+    conf = read_fbank_conf(recipe / "conf" / "fbank.conf")
+    hop, fs = int(conf["hop_length"]), int(conf["sample_rate"])
 
     # the frame count of every sentence: its true durations, else JDI-T's (or the first feed-forward model's)
     # predicted ones

@@ -1,6 +1,5 @@
 """Multilingual RNN-T models (local_models/multisoftmax/model.py, task.py) and their training inputs."""
 import itertools
-import math
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +8,7 @@ import torch
 import yaml
 
 from local_models.multisoftmax.model import MultilingualTransducer, rnnt_loss
-from local_models.multisoftmax.units import BLANK, UNK, build_vocab, union_vocab
+from local_models.multisoftmax.units import build_vocab, union_vocab
 
 LANGS = ["en", "hi"]
 RECIPE = Path(__file__).resolve().parents[1] / "egs" / "indic" / "asr1"

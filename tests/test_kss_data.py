@@ -16,6 +16,7 @@ from local_models.common.datadir import read_table
 from local_models.common.synth import espeak_available
 from local_models.common.validate import validate_data_dir
 from local_models.jdit import data, durations, g2p
+from recipe_runner import run_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "egs" / "kss" / "tts1"
@@ -273,15 +274,6 @@ def test_mini_corpus_is_deterministic(tmp_path):
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
     lines = (tmp_path / "a" / "transcript.v.1.4.txt").read_text(encoding="utf-8").splitlines()
     assert all(l.split("|")[1][-1] in ".?!" for l in lines) and soundfile.info(tmp_path / "a" / "1" / "1_0000.wav").samplerate == 22050
-
-
-def run_recipe(recipe, *args, check=True, extra_env=None):
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "KSS")}
-    env.update(MAIN_ROOT=str(ROOT), **(extra_env or {}))
-    proc = subprocess.run(["bash", "run.sh", *args], cwd=recipe, env=env, capture_output=True, text=True)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"run.sh {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr[-4000:]}")
-    return proc
 
 
 @pytest.fixture

@@ -1,11 +1,10 @@
 """Smoke run of egs/indic/asr1 stages 1-7 on a tiny two-language mini corpus, then an unseen set."""
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from recipe_runner import run_recipe as run
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "egs" / "indic" / "asr1"
@@ -15,15 +14,6 @@ SMALL = ("--langs", "en hi", "--mini-train-min", "en=0.6 hi=0.4", "--mini-dev-mi
          "--mini-train-spk", "4", "--mini-dev-spk", "2", "--systems", "mono vanilla onehot multisoftmax multisoftmax_lid",
          "--finetune", "multisoftmax", "--ft-epochs", "1", "--train-config-suffix", "_smoke",
          "--switch-off-grid", "inf:inf 3:0.5")
-
-
-def run(recipe, *args, check=True):
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "INDIC")}
-    env["MAIN_ROOT"] = str(ROOT)
-    proc = subprocess.run(["bash", "run.sh", *args], cwd=recipe, env=env, capture_output=True, text=True)
-    if check:
-        assert proc.returncode == 0, f"run.sh {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr[-4000:]}"
-    return proc
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,7 @@
 """egs/kss/tts1 stages 4-6: synthesis tool (vocoder, atomic output), JDI-T scoring (duration accuracy, tables),
 and a smoke run of the whole recipe on a tiny mini corpus with one training epoch."""
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +10,7 @@ import soundfile
 
 from local_models.bin import jdit_align, jdit_score, pwg_train, tts_synth
 from local_models.common.datadir import read_table
+from recipe_runner import run_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "egs" / "kss" / "tts1"
@@ -218,15 +216,6 @@ def test_score_writes_tables_and_json(tmp_path, monkeypatch):
     jd = res["systems"]["jdit"]["test"]
     assert jd["mcd"] == 9.25 and jd["duration_mae_aligner"] == pytest.approx(0.4) and jd["silent"] == 1
     assert res["systems"]["duration_uniform"]["test"]["duration_mae"] == pytest.approx(0.8)  # 3 2 3 vs 3 0 5
-
-
-def run_recipe(recipe, *args, check=True):
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "KSS")}
-    env.update(MAIN_ROOT=str(ROOT))
-    proc = subprocess.run(["bash", "run.sh", *args], cwd=recipe, env=env, capture_output=True, text=True)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"run.sh {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr[-4000:]}")
-    return proc
 
 
 @needs_venv

@@ -8,19 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile
+from recipe_runner import run_recipe as run
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "egs" / "fearless_steps" / "sad1"
 pytestmark = pytest.mark.skipif(not (ROOT / "tools" / "venv" / "bin" / "python").exists(),
                                 reason="needs tools/venv (make install)")
-
-
-def run(recipe, *args):
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "FEARLESS_STEPS")}
-    env["MAIN_ROOT"] = str(ROOT)
-    proc = subprocess.run(["bash", "run.sh", *args], cwd=recipe, env=env, capture_output=True, text=True)
-    assert proc.returncode == 0, f"run.sh {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr[-4000:]}"
-    return proc
 
 
 @pytest.fixture(scope="module")

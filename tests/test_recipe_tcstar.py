@@ -1,13 +1,11 @@
 """Smoke run of egs/tcstar/tts1 on a tiny mini corpus, then decoding a data dir with transcripts only."""
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 import soundfile
+from recipe_runner import run_recipe as run
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "egs" / "tcstar" / "tts1"
@@ -16,15 +14,6 @@ pytestmark = pytest.mark.skipif(not (ROOT / "tools" / "venv" / "bin" / "python")
                                 reason="needs tools/venv (make install)")
 SMALL = ("--mini-utts", "24", "--systems", SYSTEMS, "--train-config-suffix", "_smoke", "--streams", "8", "--window", "40",
          "--num-wavs", "2")
-
-
-def run(recipe, *args, check=True):
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "TCSTAR")}
-    env["MAIN_ROOT"] = str(ROOT)
-    proc = subprocess.run(["bash", "run.sh", *args], cwd=recipe, env=env, capture_output=True, text=True)
-    if check:
-        assert proc.returncode == 0, f"run.sh {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr[-4000:]}"
-    return proc
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,10 @@
 """The template recipe end to end: stages, --help, missing inputs, and idempotent re-runs."""
 import hashlib
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from recipe_runner import run_recipe as run
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "egs" / "TEMPLATE" / "toy1"
@@ -20,15 +19,6 @@ def recipe(tmp_path):
     dst = tmp_path / "toy1"
     shutil.copytree(TEMPLATE, dst, ignore=shutil.ignore_patterns("data", "dump", "exp", "downloads"))
     return dst
-
-
-def run(recipe, *args, check=True):
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    env["MAIN_ROOT"] = str(ROOT)
-    proc = subprocess.run(["bash", "run.sh", *args], cwd=recipe, env=env, capture_output=True, text=True)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"run.sh {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
-    return proc
 
 
 def snapshot(recipe):

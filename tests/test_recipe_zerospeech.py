@@ -1,28 +1,18 @@
 """Smoke run of egs/zerospeech2019/unit1 on a tiny mini corpus, then encoding an unseen data dir."""
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile
+from recipe_runner import run_recipe as run
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "egs" / "zerospeech2019" / "unit1"
 SYSTEMS = "trf_mfcc_k128 conv_mfcc_k256 trf_mfcc_k64_s5e-3_j0.05"
 pytestmark = pytest.mark.skipif(not (ROOT / "tools" / "venv" / "bin" / "python").exists(),
                                 reason="needs tools/venv (make install)")
-
-
-def run(recipe, *args, check=True):
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "ZEROSPEECH2019")}
-    env["MAIN_ROOT"] = str(ROOT)
-    proc = subprocess.run(["bash", "run.sh", *args], cwd=recipe, env=env, capture_output=True, text=True)
-    if check:
-        assert proc.returncode == 0, f"run.sh {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr[-4000:]}"
-    return proc
 
 
 SMALL = ("--unit-min", "0.6", "--voice-min", "0.4", "--test-min", "0.4", "--train-config-suffix", "_smoke",

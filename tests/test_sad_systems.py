@@ -10,7 +10,6 @@ import soundfile
 
 from local_models.sad.detectors import SHIFT, get_detector, hold_to_frames, n_frames
 from local_models.sad.statistical import (
-    StatisticalSAD,
     track_noise_psd,
     two_class_hmm,
     viterbi,
@@ -123,7 +122,6 @@ def test_hold_to_frames():
 def test_stat_sad_beats_energy_on_nonstationary_stream():
     """On an Apollo-like stream (drifting SNR, tones, clicks) the statistical SAD must beat the energy
     threshold at its best threshold, as the paper's Table 2 ordering says."""
-    from local_models.sad.labels import to_mask
     from local_models.sad.metrics import score
     from local_models.sad.labels import to_intervals
 

@@ -1,5 +1,4 @@
 """Transformer / conv VQ-VAE parts (paper 003): EMA codebook, jitter, strides, losses, inverter."""
-import numpy as np
 import pytest
 import torch
 

@@ -52,9 +52,8 @@ def main(argv=None):
     import torch
     from tqdm import tqdm
 
-    from local_models.bin.tts_synth import find_model_file, read_text
+    from local_models.bin.tts_synth import load_tts_model, read_text
     from local_models.common.datadir import atomic_open, read_table
-    from local_models.jdit.task import JDITTask
 
     data, out = Path(args.data_dir), Path(args.out_dir)
     try:
@@ -66,8 +65,7 @@ def main(argv=None):
         if missing:
             raise ValueError(f"{data}/feats.scp: no features for {len(missing)} utterance(s), e.g. {missing[0]}")
         model_dir = Path(args.model_dir)
-        model, train_args = JDITTask.build_model_from_file(model_dir / "config.yaml",
-                                                           find_model_file(model_dir, args.model_file), "cpu")
+        model, train_args = load_tts_model(model_dir, args.model_file)
         true = read_table(data / "durations") if (data / "durations").is_file() else {}
     except (FileNotFoundError, ValueError) as e:
         sys.exit(f"jdit_align: {e}")

@@ -162,7 +162,11 @@ def training_summary(exp_dir: Path) -> str:
     log, conf = exp_dir / "train.log", exp_dir / "config.yaml"
     if not log.is_file() or not conf.is_file():
         return ""
-    epochs = len(re.findall(r"(\d+)epoch results", log.read_text(errors="replace")))
+    # epochs trained: ESPnet's latest.pth links to <N>epoch.pth (train.log only covers the last invocation,
+    # which after a resume of a finished run has no epoch at all)
+    latest = exp_dir / "latest.pth"
+    m = re.fullmatch(r"(\d+)epoch\.pth", latest.resolve().name) if latest.exists() else None
+    epochs = int(m.group(1)) if m else len(re.findall(r"(\d+)epoch results", log.read_text(errors="replace")))
     c = yaml.safe_load(conf.read_text())
     steps = ""
     if c.get("batch_type") == "sorted" and c.get("train_shape_file") and Path(c["train_shape_file"][0]).is_file():
@@ -372,7 +376,7 @@ def write_markdown(args, rows, durs):
         b = json.loads(bench.read_text())
         base = next((k[len("speedup_over_"):] for m in b["models"].values() for k in m if k.startswith("speedup_over_")),
                     None)
-        L += ["", f"### Speed at equal output length (benchmarks/kss_speed.py, run by stage 6)", "",
+        L += ["", "### Speed at equal output length (benchmarks/kss_speed.py, run by stage 6)", "",
               f"{b['sentences']} sentences of {', '.join(b['sets'])}; every model generates the same frames (true "
               f"durations where known; the autoregressive models with the stop token disabled and the maximum "
               f"length set to them); acoustic model only, best of {b['repeats']}, {b['threads']} threads, "

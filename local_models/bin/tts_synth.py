@@ -80,6 +80,17 @@ def find_model_file(model_dir: Path, name=None) -> Path:
     return epochs[-1]
 
 
+def load_tts_model(model_dir: Path, model_file=None):
+    """(ESPnet2 TTS model in eval mode, its training args) of an exp dir; any of the recipe's systems."""
+    import local_models.jdit.task  # noqa: F401  (registers tts: jdit before the model is built)
+    from espnet2.tasks.tts import TTSTask
+
+    model, train_args = TTSTask.build_model_from_file(model_dir / "config.yaml",
+                                                      find_model_file(model_dir, model_file), "cpu")
+    model.eval()
+    return model, train_args
+
+
 def read_text(path) -> dict:
     from local_models.common.datadir import iter_lines
 
