@@ -144,7 +144,7 @@ def test_pwg_train_checks_the_data(tmp_path):
     with pytest.raises(SystemExit, match="--max-steps 0"):
         pwg_train.main(["--config", conf, "--max-steps", "0", "--train-dir", str(tmp_path / "low"),
                         "--valid-dir", str(tmp_path / "low"), str(tmp_path / "exp")])
-    assert not list((tmp_path / "exp").glob("checkpoint*")) if (tmp_path / "exp").exists() else True
+    assert not (tmp_path / "exp").exists()  # every check fails before anything is written
     (tmp_path / "ck").mkdir()
     for n in ("checkpoint-20steps.pkl", "checkpoint-5steps.pkl", "checkpoint.pkl", "checkpoint-xsteps.pkl"):
         (tmp_path / "ck" / n).write_bytes(b"")

@@ -74,7 +74,6 @@ def main(argv=None):
     tts = model.tts
     if not isinstance(tts, JDIT):
         sys.exit(f"jdit_align: {model_dir} is not a JDI-T model ({type(tts).__name__})")
-    model.eval()
     token_id = {t: i for i, t in enumerate(train_args.token_list)}
     unk = token_id.get("<unk>")
     if args.plot:

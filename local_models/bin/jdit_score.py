@@ -193,10 +193,6 @@ def vocoder_summary(exp_dir: Path) -> str:
             f"residual channels, batch {c['batch_size']} x {c['batch_max_steps']} samples")
 
 
-def is_pwg(vocoder: str) -> bool:
-    return vocoder not in ("griffin_lim", "unknown")
-
-
 def row_name(name: str, sets: dict) -> str:
     """Display name; a GT-mel row says which vocoder it is."""
     if not name.startswith("gt_mel"):
@@ -275,8 +271,8 @@ def write_markdown(args, rows, durs):
     not_run = [NAMES[s] for s in ("tacotron2", "transformer", "fastspeech", "jdit") if s not in args.systems]
     if not_run:
         L += [f"**Not run: {', '.join(not_run)}** (rows marked \"not run\").", ""]
-    vocoders = sorted({m["vocoder"] for name, sets in rows.items() if name != "gt_mel" and
-                       not name.startswith("gt_mel_") for m in sets.values()})
+    vocoders = sorted({m["vocoder"] for name, sets in rows.items() if not name.startswith("gt_mel")
+                       for m in sets.values()})
     pwg = vocoder_summary(Path(args.exp) / "vocoder_pwg")
     pwg = (f"Parallel WaveGAN trained by this recipe (stage 4, `exp/vocoder_pwg`): {pwg}; the paper's vocoder "
            "trained 400k steps with the 30-layer generator (conf/tuning/train_pwg.yaml)") if pwg else ""
@@ -312,7 +308,7 @@ def write_markdown(args, rows, durs):
         m = rows.get(name, {}).get(main_set) if main_set else None
         # the paper's GT mel row is Parallel WaveGAN on the reference mels
         pi, pk = PAPER_MOS["gt_mel"] if name.startswith("gt_mel") else PAPER_MOS[name]
-        if name.startswith("gt_mel") and m is not None and not is_pwg(m["vocoder"]) and m["vocoder"] != "unknown":
+        if name.startswith("gt_mel") and m is not None and m["vocoder"] == "griffin_lim":
             pi, pk = "—", "—"
         label = row_name(name, rows.get(name, {}))
         if m is None or "mcd" not in m:

@@ -55,7 +55,7 @@ def check_data(config: dict, data_dir: Path) -> None:
     utt = next(iter(feats.keys()))
     if utt not in wavs:
         raise ValueError(f"{data_dir / 'feats.scp'}:1: utterance {utt} has no entry in {data_dir / 'wav.scp'}")
-    rate, audio = wavs[utt]
+    rate, _ = wavs[utt]
     if rate != config["sampling_rate"]:
         raise ValueError(f"{data_dir / 'wav.scp'}: {utt} is {rate} Hz, the vocoder config says "
                          f"sampling_rate {config['sampling_rate']}")
