@@ -344,7 +344,7 @@ def test_mini_corpus(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    minutes = {}
+    minutes, seen_variants, test_variants = {}, set(), set()
     for lang in ("en", "hi", "ta", "gu"):
         variants, texts = {}, {}
         for part in ("train", "dev", "test"):
@@ -357,8 +357,13 @@ def test_mini_corpus(tmp_path):
             texts[part] = set(read_table(d / "text").values())
             minutes[(lang, part)] = sum(float(x) for x in read_table(d / "utt2dur").values()) / 60
         assert len(read_table(data / f"{lang}_train" / "spk2utt")) == 3
-        assert not variants["test"] & (variants["train"] | variants["dev"])  # unseen timbres in test
+        assert len(variants["test"]) == 2  # one timbre per test voice
+        seen_variants |= variants["train"] | variants["dev"]
+        test_variants |= variants["test"]
         assert not (texts["train"] & texts["test"] or texts["train"] & texts["dev"] or texts["dev"] & texts["test"])
+    # the same held-out timbres in every language's test set, in no language's train / dev set: timbre
+    # must not tell the language apart
+    assert len(test_variants) == 2 and not test_variants & seen_variants
     for large in ("en", "hi"):
         for small in ("ta", "gu"):
             assert minutes[(large, "train")] > 1.5 * minutes[(small, "train")], minutes

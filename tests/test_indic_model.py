@@ -7,7 +7,7 @@ import pytest
 import torch
 import yaml
 
-from local_models.multisoftmax.model import MultilingualTransducer, rnnt_loss
+from local_models.multisoftmax.model import MultilingualTransducer, balanced_lid_weights, rnnt_loss
 from local_models.multisoftmax.units import build_vocab, union_vocab
 
 LANGS = ["en", "hi"]
@@ -150,14 +150,77 @@ def test_mixed_language_batch_equals_separate_batches():
     assert both["loss_lid"].item() == pytest.approx((a["loss_lid"] + b["loss_lid"]).item() / 2, rel=1e-5)
 
 
-def test_lid_loss_updates_only_encoder_and_lid_head():
-    m = small(lid=True).train()
+@pytest.mark.parametrize("lid_rnn_layers", [0, 1])
+def test_lid_loss_updates_only_encoder_and_lid_branch(lid_rnn_layers):
+    m = small(lid=True, lid_rnn_layers=lid_rnn_layers).train()
     feats = torch.randn(1, 12, 80)
     out = m(feats, torch.tensor([12]), union_ids(["B_a", "b"]), torch.tensor([2]), torch.tensor([0]))
     out["loss_lid"].backward()
     for name, p in m.named_parameters():
         touched = p.grad is not None and p.grad.abs().sum() > 0
-        assert touched == (name.startswith("encoder") or name.startswith("lid_head")), name
+        assert touched == name.startswith(("encoder", "lid_head", "lid_rnn")), name
+    assert any(n.startswith("lid_rnn") for n, _ in m.named_parameters()) == bool(lid_rnn_layers)
+
+
+def test_lid_rnn_streams_over_chunks():
+    """The LID LSTM's posteriors over consecutive chunks (state carried) equal one pass over the utterance."""
+    from local_models.multisoftmax.decode import encode_chunks
+
+    m = small(lid=True, lid_rnn_layers=1)
+    x = torch.randn(40, 80)
+    with torch.no_grad():
+        full = torch.cat([lp for _, lp in encode_chunks(m, x, chunk=1000, with_lid=True)])
+        chunked = torch.cat([lp for _, lp in encode_chunks(m, x, chunk=3, with_lid=True)])
+    assert full.shape == (14, 2) and torch.allclose(full, chunked, atol=1e-5)
+    assert torch.allclose(full.exp().sum(-1), torch.ones(14), atol=1e-5)
+    with pytest.raises(ValueError, match="needs lid: true"):
+        small(lid_rnn_layers=1)
+
+
+def test_balanced_lid_weights_give_every_language_the_same_total():
+    hours = {"en": 3.0, "hi": 1.0, "ta": 0.5}
+    w = balanced_lid_weights(hours, ["ta", "en", "hi"])
+    assert w == pytest.approx([4.5 / 1.5, 4.5 / 9, 4.5 / 3])  # total / (L hours_l), in the order asked
+    assert sum(w_l * hours[lang] for w_l, lang in zip(w, ["ta", "en", "hi"])) == pytest.approx(4.5)
+    with pytest.raises(ValueError, match="no training hours for gu"):
+        balanced_lid_weights(hours, ["en", "gu"])
+
+
+def test_lid_class_weights_scale_each_languages_cross_entropy():
+    feats, text = torch.randn(1, 12, 80), union_ids(["B_a", "b"])
+    plain = small(lid=True)(feats, torch.tensor([12]), text, torch.tensor([2]), torch.tensor([0]))
+    weighted = small(lid=True, lid_class_weights=[2.5, 0.5])(feats, torch.tensor([12]), text, torch.tensor([2]),
+                                                            torch.tensor([0]))
+    assert weighted["loss_lid"].item() == pytest.approx(2.5 * plain["loss_lid"].item(), rel=1e-5)
+    assert weighted["loss_rnnt"].item() == pytest.approx(plain["loss_rnnt"].item(), rel=1e-5)
+    with pytest.raises(ValueError, match="one weight > 0 per language"):
+        small(lid=True, lid_class_weights=[1.0])
+    with pytest.raises(ValueError, match="needs lid: true"):
+        small(lid_class_weights=[1.0, 1.0])
+
+
+def test_task_stores_the_lid_weights_not_the_hours_file(tmp_path):
+    import argparse
+    import json
+
+    from local_models.multisoftmax.task import TransducerTask
+    from local_models.multisoftmax.units import write_units
+
+    for name, units in token_lists().items():
+        write_units(tmp_path / name / "units.txt", units)
+    (tmp_path / "hours.json").write_text(json.dumps({"en": 0.3, "hi": 0.1}))
+    conf = dict(langs=LANGS, units_dir=str(tmp_path), lid_hours_file=str(tmp_path / "hours.json"), system="multisoftmax",
+                lid=True, enc_layers=1, enc_units=8, pred_layers=1, pred_units=8, embed_dim=4, joint_dim=8, lid_hidden=4)
+    args = argparse.Namespace(model="transducer", model_conf=conf)
+    model = TransducerTask.build_model(args)
+    assert model.net.lid_class_weights.tolist() == pytest.approx([0.4 / 0.6, 0.4 / 0.2])
+    assert "lid_hours_file" not in args.model_conf and "units_dir" not in args.model_conf
+    assert args.model_conf["lid_class_weights"] == pytest.approx([0.4 / 0.6, 0.4 / 0.2])  # config.yaml rebuilds it
+    rebuilt = TransducerTask.build_model(argparse.Namespace(model="transducer", model_conf=dict(args.model_conf)))
+    assert rebuilt.net.lid_class_weights.tolist() == model.net.lid_class_weights.tolist()
+    (tmp_path / "hours.json").write_text("{not json")
+    with pytest.raises(ValueError, match="hours.json"):
+        TransducerTask.build_model(argparse.Namespace(model="transducer", model_conf=dict(conf)))
 
 
 def test_chunked_encoder_equals_full_pass():

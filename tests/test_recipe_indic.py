@@ -4,6 +4,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from recipe_runner import run_recipe as run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,6 +49,11 @@ def test_every_system_is_trained_decoded_and_scored(recipe):
     # the smoke run leaves out multisoftmax_lsp and the onehot finetuning: RESULTS.md says so
     assert "**Not run this time**" in md and "multisoftmax_lsp, ft_onehot." in md
     assert (recipe / "exp" / "images" / "switchoff.png").is_file()
+    # run.sh's defaults: the LID loss balanced over the languages' training hours, an LSTM in the LID branch
+    lid_conf = yaml.safe_load((recipe / "exp" / "multisoftmax_lid" / "config.yaml").read_text())["model_conf"]
+    assert len(lid_conf["lid_class_weights"]) == 2 and lid_conf["lid_rnn_layers"] == 1
+    assert lid_conf["lid_class_weights"][0] < 1 < lid_conf["lid_class_weights"][1]  # en has more data than hi
+    assert "balanced over languages" in md and "LSTM layer(s)" in md
 
 
 def test_training_batches_hold_one_language(recipe):

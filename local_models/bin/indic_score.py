@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
+import yaml
+
 from local_models.common.datadir import DataDirError, atomic_open, read_table
 from local_models.common.results import update_results
 from local_models.multisoftmax.scoring import Counts, pooled, read_text, score, werr
@@ -227,6 +229,23 @@ def systems_line(args) -> str:
     return line
 
 
+def lid_loss_line(exp: Path) -> str:
+    """How exp/multisoftmax_lid weighed its LID loss (from its config.yaml): the balanced weights are ours."""
+    conf = Path(exp) / "multisoftmax_lid" / "config.yaml"
+    if not conf.is_file():
+        return ""
+    mc = yaml.safe_load(conf.read_text()).get("model_conf") or {}
+    line = f"LID loss weight {mc.get('lid_weight', 1.0)} (frame cross-entropy summed per utterance)"
+    if mc.get("lid_rnn_layers"):
+        line += (f"; LID branch: {mc['lid_rnn_layers']} LSTM layer(s) of {mc.get('lid_hidden')} units before its "
+                 "softmax (ours; `run.sh --lid_rnn_layers 0`: a frame MLP)")
+    weights = mc.get("lid_class_weights")
+    if weights:
+        line += (", balanced over languages (not in the paper; `run.sh --lid_balance false` for the paper's loss): "
+                 + ", ".join(f"{lang} {w:.2f}" for lang, w in zip(mc.get("langs", []), weights)))
+    return line + "."
+
+
 def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets) -> None:
     lines = ["# egs/indic/asr1: multi-softmax streaming multilingual RNN-T (paper 001, Joshi et al., Interspeech 2021)",
              "", f"Corpus: **{args.corpus}**, test sets {', '.join(own_sets)}. {args.note}".rstrip(), "",
@@ -247,7 +266,8 @@ def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets) -> No
               "and keeps the output of the language with the highest LID posterior averaged over frames; the "
               "oracle keeps the true language's decoder output of the same run.", ""]
     lines += wer_table({k: v for k, v in t4.items() if v}, list(t4), PAPER_T4, langs, "vanilla") + [""]
-    lines += ["## Table 5: LID accuracy [%]", "",
+    lid_line = lid_loss_line(args.exp)
+    lines += ["## Table 5: LID accuracy [%]", ""] + ([lid_line, ""] if lid_line else []) + [
               "| Model | " + " | ".join(LANG_NAMES.get(l, l) for l in langs) + " | Avg. | paper |",
               "| --- " * (len(langs) + 3) + "|"]
     for name, m in (("vanilla", rows.get("vanilla")), ("multisoftmax_lid", rows.get("multisoftmax_lid_lidfree"))):

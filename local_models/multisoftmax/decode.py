@@ -178,11 +178,14 @@ def encode_chunks(model, feats: torch.Tensor, chunk: int = 10, lid: Optional[int
         raise ValueError(f"chunk must be >= 1 frame, got {chunk}")
     x, _ = model.stack(feats[None], torch.tensor([len(feats)]))
     lid_t = None if lid is None else torch.tensor([lid])
-    out, state = [], None
+    out, state, lid_state = [], None, None
     for start in range(0, x.shape[1], chunk):
         xc = x[:, start:start + chunk]
         h, state = model.encode(xc, torch.tensor([xc.shape[1]]), lid_t, state)
-        out.append((h[0], model.lid_log_posteriors(h)[0] if with_lid else None))
+        lp = None
+        if with_lid:
+            lp, lid_state = model.lid_log_posteriors(h, lid_state)
+        out.append((h[0], None if lp is None else lp[0]))
     return out
 
 

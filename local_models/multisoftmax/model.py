@@ -11,7 +11,10 @@ Multi-softmax shares the encoder and the prediction LSTM across languages; each 
 embedding, joint and softmax (paper Fig. 1). `lsp: true` gives every language its own prediction LSTM
 too (Section 4.1, Fig. 2). The LID head is a frame classifier on the encoder output trained with
 cross-entropy against the utterance's language at every frame; its loss is added to the RNN-T loss
-and, sitting on the encoder only, updates only the encoder and itself (Section 4.2).
+and, sitting on the encoder only, updates only the encoder and itself (Section 4.2). The paper's LID
+branch is "LID specific output and softmax layer"; `lid_rnn_layers > 0` puts a small unidirectional LSTM
+of its own before that softmax (ours: on the mini corpus a frame MLP on the shared tiny encoder could not
+tell Hindi, Tamil and Gujarati apart even on training data), and `lid_class_weights` balances the loss.
 
 Every model reads targets as ids of the *union* vocabulary and maps them to its heads' ids with a
 lookup buffer, so one set of data files serves every system. The unit lists travel inside the model
@@ -81,7 +84,8 @@ class MultilingualTransducer(nn.Module):
     the language ids (`lid` inputs, LID classes) follow the order of `langs`, also for a mono system."""
 
     def __init__(self, langs: Sequence[str], token_lists: Dict[str, List[str]], system: str = "multisoftmax",
-                 lang: Optional[str] = None, lsp: bool = False, lid: bool = False, lid_weight: float = 1.0, idim: int = 80,
+                 lang: Optional[str] = None, lsp: bool = False, lid: bool = False, lid_weight: float = 1.0,
+                 lid_class_weights: Optional[Sequence[float]] = None, lid_rnn_layers: int = 0, idim: int = 80,
                  stack: int = 8, stride: int = 3, enc_layers: int = 6, enc_units: int = 1024,
                  pred_layers: int = 2, pred_units: int = 1024, embed_dim: int = 1024, joint_dim: int = 1024,
                  lid_hidden: int = 1024, dropout: float = 0.0):
@@ -114,8 +118,21 @@ class MultilingualTransducer(nn.Module):
         self.pred_nets = nn.ModuleDict({p: nn.LSTM(embed_dim, pred_units, pred_layers, batch_first=True,
                                                    dropout=dropout if pred_layers > 1 else 0.0)
                                         for p in pred_names})
-        self.lid_head = (nn.Sequential(nn.Linear(enc_units, lid_hidden), nn.ReLU(), nn.Linear(lid_hidden, len(langs)))
-                         if lid else None)
+        if lid_rnn_layers < 0 or (lid_rnn_layers and not lid):
+            raise ValueError(f"lid_rnn_layers {lid_rnn_layers}: needs lid: true and >= 0 layers")
+        # LID branch: a frame MLP on the encoder output, or (lid_rnn_layers > 0) a unidirectional LSTM of its own
+        # (streaming: state carried across chunks) that accumulates the evidence before the softmax
+        self.lid_rnn = nn.LSTM(enc_units, lid_hidden, lid_rnn_layers, batch_first=True) if lid_rnn_layers else None
+        self.lid_head = (None if not lid else nn.Linear(lid_hidden, len(langs)) if self.lid_rnn is not None else
+                         nn.Sequential(nn.Linear(enc_units, lid_hidden), nn.ReLU(), nn.Linear(lid_hidden, len(langs))))
+        if lid_class_weights is not None and (not lid or len(lid_class_weights) != len(langs)
+                                              or min(lid_class_weights) <= 0):
+            raise ValueError(f"lid_class_weights {lid_class_weights!r}: needs lid: true and one weight > 0 per "
+                             f"language ({' '.join(langs)})")
+        # per-language weights of the LID cross-entropy (balanced_lid_weights); none: every frame weighs 1
+        self.register_buffer("lid_class_weights", torch.tensor(
+            lid_class_weights if lid_class_weights is not None else [1.0] * len(langs), dtype=torch.float),
+            persistent=False)
         # union id -> head id (-1: not a unit of that head)
         union_index = {u: i for i, u in enumerate(self.token_lists[UNION])}
         for h in heads:
@@ -174,11 +191,15 @@ class MultilingualTransducer(nn.Module):
         h, state = self.encoder(x, state)
         return self.enc_dropout(h), state
 
-    def lid_log_posteriors(self, h: torch.Tensor) -> torch.Tensor:
-        """(B, S, L) frame-level log P(language) from encoder frames."""
+    def lid_log_posteriors(self, h: torch.Tensor, state: Optional[LSTMState] = None
+                           ) -> Tuple[torch.Tensor, Optional[LSTMState]]:
+        """(B, S, L) frame-level log P(language) from encoder frames, and the LID LSTM's state after the last
+        frame (None without one): pass it with the next chunk to stream."""
         if self.lid_head is None:
             raise ValueError("this model has no LID head (train a multisoftmax system with lid: true)")
-        return torch.log_softmax(self.lid_head(h), dim=-1)
+        if self.lid_rnn is not None:
+            h, state = self.lid_rnn(h, state)
+        return torch.log_softmax(self.lid_head(h), dim=-1), state
 
     # ------------------------------------------------------------------ prediction network and joint
     def pred_init_state(self, head: str, n: int) -> LSTMState:
@@ -245,12 +266,13 @@ class MultilingualTransducer(nn.Module):
         out = dict(loss_rnnt=per_utt.mean())
         loss = out["loss_rnnt"]
         if self.lid_head is not None:
-            logp = self.lid_log_posteriors(h)
+            logp, _ = self.lid_log_posteriors(h)
             m = lengths_to_mask(xlens, h.shape[1])
             target = lid.long()[:, None].expand(-1, h.shape[1])
             # summed over an utterance's frames like the RNN-T loss (a sum over its units), then averaged
             # over utterances: the paper adds the two losses, and a per-frame mean would be ~100x too weak
-            ce = -(logp.gather(-1, target[..., None])[..., 0] * m).sum() / len(x)
+            w = self.lid_class_weights[lid.long()][:, None]
+            ce = -(logp.gather(-1, target[..., None])[..., 0] * m * w).sum() / len(x)
             out["loss_lid"] = ce
             out["lid_frame_acc"] = ((logp.argmax(-1) == target) & m).sum() / m.sum()
             loss = loss + self.lid_weight * ce
@@ -258,9 +280,22 @@ class MultilingualTransducer(nn.Module):
         return out
 
 
+def balanced_lid_weights(hours: Dict[str, float], langs: Sequence[str]) -> List[float]:
+    """Per-language LID cross-entropy weights (order of `langs`) that give every language the same total
+    weight, w_l = 1 / (L share_l), so that the average frame still weighs 1 (sum_l share_l w_l = 1).
+    Unweighted, the mini corpus' 3:1 imbalance drove the LID head to the large languages' prior: it called
+    every Tamil and Gujarati test utterance English or Hindi. Not in the paper (23 000 h, LID 83-96 %)."""
+    missing = [lang for lang in langs if hours.get(lang, 0) <= 0]
+    if missing:
+        raise ValueError(f"no training hours for {', '.join(missing)}: cannot balance the LID loss")
+    total = sum(hours[lang] for lang in langs)
+    return [round(total / (len(langs) * hours[lang]), 6) for lang in langs]
+
+
 def num_encoder_frames(num_frames, stride: int = 3):
     """Encoder frames (30 ms) of an utterance of `num_frames` 10 ms frames."""
     return stacked_length(num_frames, stride)
 
 
-__all__ = ["MultilingualTransducer", "SYSTEMS", "UNION", "rnnt_loss", "lengths_to_mask", "num_encoder_frames"]
+__all__ = ["MultilingualTransducer", "SYSTEMS", "UNION", "rnnt_loss", "lengths_to_mask", "num_encoder_frames",
+           "balanced_lid_weights"]

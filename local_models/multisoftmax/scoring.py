@@ -11,7 +11,7 @@ the hypothesis; scripts are unique per language, so this is the same thing).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, Mapping, Optional
 

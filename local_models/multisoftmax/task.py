@@ -8,11 +8,14 @@ proportion to the language's share of the training data (paper Section 4).
 
 model_conf: `units_dir` (data/lang: <lang>/units.txt and union/units.txt; read once and stored in
 config.yaml as `token_lists`, so a trained model needs no data dir), `stats_file` (npz with the training
-features' mean and std; stored in the model as buffers), and MultilingualTransducer's arguments.
+features' mean and std; stored in the model as buffers), `lid_hours_file` (a JSON {lang: training hours},
+stage 4's train_all/hours.json: the LID loss is then balanced over languages, model.balanced_lid_weights,
+and the weights are stored in config.yaml as `lid_class_weights`), and MultilingualTransducer's arguments.
 """
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Callable, Collection, Dict, List, Optional, Tuple
 
@@ -27,7 +30,7 @@ from espnet2.train.collate_fn import CommonCollateFn
 
 from local_models.common.espnet_task import LocalTask
 
-from .model import UNION, MultilingualTransducer
+from .model import UNION, MultilingualTransducer, balanced_lid_weights
 from .units import read_units
 
 
@@ -91,10 +94,18 @@ class TransducerTask(LocalTask):
     @typechecked
     def build_model(cls, args: argparse.Namespace) -> AbsESPnetModel:
         conf = dict(args.model_conf or {})
-        units_dir = conf.pop("units_dir", None)
-        if units_dir is not None:  # first build: read the unit lists once and keep them in config.yaml
+        units_dir, hours_file = conf.pop("units_dir", None), conf.pop("lid_hours_file", None)
+        if units_dir is not None:  # first build: read the unit lists once
             conf["token_lists"] = read_token_lists(units_dir, conf.get("langs", []))
-            # the statistics live in the checkpoint's buffers: a rebuild from config.yaml must not need the file
+        if hours_file is not None:  # first build: the LID loss weights from the training hours
+            try:
+                hours = json.loads(Path(hours_file).read_text())
+            except (OSError, ValueError) as e:
+                raise ValueError(f"lid_hours_file {hours_file}: {e}") from e
+            conf["lid_class_weights"] = balanced_lid_weights(hours, conf.get("langs", []))
+        if units_dir is not None or hours_file is not None:
+            # config.yaml keeps what was read; the statistics live in the checkpoint's buffers: a rebuild
+            # from config.yaml needs none of the files
             args.model_conf = {k: v for k, v in conf.items() if k != "stats_file"}
         if "token_lists" not in conf:
             raise ValueError("model_conf needs units_dir (data/lang) or token_lists")

@@ -38,6 +38,14 @@ lang_batch_systems="multisoftmax multisoftmax_lsp"
 # weight of multisoftmax_lid's frame-level LID cross-entropy (summed over frames, like the RNN-T loss over units):
 # at 1.0 it matched the RNN-T loss in size and the model learnt neither (mini corpus: WER 100 %, LID 38 %)
 lid_weight=0.1
+# balance multisoftmax_lid's LID loss over languages (weights from dump/fbank/train_all/hours.json, see
+# local_models/multisoftmax/model.py balanced_lid_weights): unbalanced, the mini corpus' 3:1 data drove the
+# LID head to the large languages (Tamil and Gujarati test utterances: 0 % right). false: the paper's loss
+lid_balance=true
+# LSTM layers of multisoftmax_lid's own LID branch before its softmax (0: a frame MLP on the encoder output):
+# with the MLP the tiny model told English from the rest but not Hindi, Tamil and Gujarati, even on its
+# training data
+lid_rnn_layers=1
 ft_epochs=3                           # finetuning: epochs and learning rate (on top of the training config)
 ft_lr=0.0003
 test_sets=""                           # default: <lang>_test of every language
@@ -75,7 +83,10 @@ system_conf() {
         mono_*) echo "--model_conf system=mono --model_conf lang=${1#mono_}" ;;
         vanilla|onehot|multisoftmax) echo "--model_conf system=$1" ;;
         multisoftmax_lsp) echo "--model_conf system=multisoftmax --model_conf lsp=true" ;;
-        multisoftmax_lid) echo "--model_conf system=multisoftmax --model_conf lid=true --model_conf lid_weight=${lid_weight}" ;;
+        multisoftmax_lid)
+            echo "--model_conf system=multisoftmax --model_conf lid=true --model_conf lid_weight=${lid_weight}" \
+                 "--model_conf lid_rnn_layers=${lid_rnn_layers}"
+            if [ "${lid_balance}" = true ]; then echo "--model_conf lid_hours_file=${PWD}/dump/fbank/train_all/hours.json"; fi ;;
         ft_*) system_conf "$(seed_of "$1")" ;;
         *) die "unknown system '$1' (mono, vanilla, onehot, multisoftmax, multisoftmax_lsp, multisoftmax_lid)" ;;
     esac

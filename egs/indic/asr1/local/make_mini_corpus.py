@@ -10,8 +10,9 @@ Gujarati are spoken from native-script text. Sentences are 3-8 random CLDR words
 
 Speakers per language (ids <lang>-s01.., <lang>-d01.., <lang>-t01..; utterances <spk>-0001..):
     train  --train-spk voices     dev  --dev-spk other voices of the same espeak variants (timbres)
-    test   --test-spk voices whose espeak variants (m1..m7, f1..f5) no train or dev voice uses,
-           as long as variants are left (at most 11 test voices): unseen speakers and unseen timbres
+    test   --test-spk voices whose espeak variants (m1..m7, f1..f5) no train or dev voice of ANY language
+           uses (the same held-out timbres for every language, at most 11): unseen speakers and timbres,
+           and timbre carries no information about the language
 Every voice also has its own rate, pitch and pitch range (synth.sample_voices).
 Writes, 16 kHz: audio <wav_root>/wav/<utt>.wav, and per set wav.scp, text, utt2spk, spk2utt, utt2dur,
 utt2num_samples, utt2lid (`<utt> <lang>`), phones.ctm (true phone times) and spk2voice
@@ -22,6 +23,7 @@ and swapped in whole.
 from __future__ import annotations
 
 import argparse
+import random
 import shutil
 import sys
 import time
@@ -62,14 +64,24 @@ def parse_minutes(value: str, langs: Sequence[str]) -> Dict[str, float]:
     return {lang: out[lang] for lang in langs}
 
 
+def test_variants(n_test: int, seed: int) -> List[str]:
+    """The espeak variants (timbres) of the test voices: the SAME for every language and used by no train
+    or dev voice of any language, at most 11 of the 12 so that training keeps one. Held out per language
+    instead (as before 2026-11-24), a language's test timbres were in the other languages' training data
+    and nowhere in its own, so timbre was a language cue that pointed away from the right language: a
+    mean/std log-mel classifier scored 84 % LID on dev and 26 % on test, and the RNN-T LID head called
+    every Gujarati test utterance Hindi."""
+    variants = list(synth.VARIANTS)
+    random.Random(f"test-variants:{seed}").shuffle(variants)
+    return variants[:min(n_test, len(variants) - 1)]
+
+
 def split_voices(lang: str, n_train: int, n_dev: int, n_test: int, seed: int) -> Dict[str, List[synth.Voice]]:
-    """{part: voices}: all distinct; test voices use espeak variants that no train/dev voice uses while
-    variants are left (sample_voices cycles through a shuffle of the 12 variants)."""
-    pool = synth.sample_voices(ESPEAK_LANG[lang], n_test + len(synth.VARIANTS) * (n_train + n_dev), seed)
-    test, rest = pool[:n_test], pool[n_test:]
-    held = {v.variant for v in test}
-    if len(held) < len(synth.VARIANTS):
-        rest = [v for v in rest if v.variant not in held]
+    """{part: voices}: all distinct; test voices use test_variants(), train and dev voices the others."""
+    held = set(test_variants(n_test, seed))
+    pool = synth.sample_voices(ESPEAK_LANG[lang], len(synth.VARIANTS) * (n_train + n_dev + n_test), seed)
+    test = [v for v in pool if v.variant in held][:n_test]
+    rest = [v for v in pool if v.variant not in held]
     return {"train": rest[:n_train], "dev": rest[n_train:n_train + n_dev], "test": test}
 
 
