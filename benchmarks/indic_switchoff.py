@@ -32,7 +32,8 @@ def main(argv=None):
     p.add_argument("--recipe", default=str(ROOT / "egs/indic/asr1"), help="recipe dir with exp/multisoftmax_lid")
     p.add_argument("--system", default="multisoftmax_lid")
     p.add_argument("--test-sets", default="", help="default: <lang>_test of the model's languages")
-    p.add_argument("--grid", default="inf:inf 1000:0.2 100:0.2 30:0.2 30:0.5 10:0.2", help="tau:s_th settings")
+    p.add_argument("--grid", default="inf:inf 1000:0.2 100:0.2 30:0.2 30:0.5 10:0.2 30:40 30:80 10:40",
+                   help="tau:s_th settings (default: run.sh's grid)")
     p.add_argument("--beam", type=int, default=4)
     p.add_argument("--chunk", type=int, default=10)
     p.add_argument("--repeats", type=int, default=3, help="best of N decoder timings per setting")
