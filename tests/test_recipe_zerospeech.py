@@ -10,7 +10,7 @@ from recipe_runner import run_recipe as run
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "egs" / "zerospeech2019" / "unit1"
-SYSTEMS = "trf_mfcc_k128 conv_mfcc_k256 trf_mfcc_k64_s5e-3_j0.05"
+SYSTEMS = "trf_mfcc_k128 conv_mfcc_k256 trf_mfcc_k64_s5e-3_j0.05 conv_mfcc_k256_seed1"
 pytestmark = pytest.mark.skipif(not (ROOT / "tools" / "venv" / "bin" / "python").exists(),
                                 reason="needs tools/venv (make install)")
 
@@ -42,10 +42,15 @@ def test_full_run_writes_results(recipe):
     conf = (recipe / "exp" / "trf_mfcc_k64_s5e-3_j0.05" / "config.yaml").read_text()
     assert "smooth_weight: 0.005" in conf and "jitter_p: 0.05" in conf and "encoder_type: transformer" in conf
     assert "encoder_type: conv" in (recipe / "exp" / "conv_mfcc_k256" / "config.yaml").read_text()
+    # a replicate trains with its own seed; the base row carries the mean and sd over both
+    assert "\nseed: 1\n" in (recipe / "exp" / "conv_mfcc_k256_seed1" / "config.yaml").read_text()
+    assert "\nseed: 0\n" in (recipe / "exp" / "conv_mfcc_k256" / "config.yaml").read_text()
+    conv, rep = systems["conv_mfcc_k256"]["test"], systems["conv_mfcc_k256_seed1"]["test"]
+    assert conv["seeds"] == 2 and conv["abx_seed_mean"] == pytest.approx((conv["abx"] + rep["abx"]) / 2)
     # raw MFCC reference row: a speaker-independent phone contrast is far better than chance on real phones
     assert systems["mfcc_baseline"]["test"]["abx"] < 45
     md = (recipe / "RESULTS.md").read_text()
-    for title in ("Table 1 shape", "Table 2 shape", "Table 3 shape", "Reference row: raw MFCC"):
+    for title in ("Table 1 shape", "Table 2 shape", "Table 3 shape", "Reference row: raw MFCC", "mean ± sd over seeds"):
         assert title in md
     assert "| 21.91 | 170.42 |" in md  # the paper's numbers stand beside ours
     assert (recipe / "exp" / "images" / "abx_vs_bitrate.png").stat().st_size > 5000

@@ -106,3 +106,18 @@ def test_inverter_duplicates_codes_to_frame_rate():
 def test_jitter_probability_is_checked():
     with pytest.raises(ValueError, match="jitter_p"):
         build_vqvae("conv", idim=5, num_speakers=1, jitter_p=0.6)
+
+
+@pytest.mark.parametrize("pos_enc", [True, False])
+def test_encoder_position_codes_only_when_asked(pos_enc):
+    """Without position codes the encoder is shift-equivariant: the same frames give the same z wherever they
+    sit in the utterance (a unit should not depend on its position); with them, z also encodes the position."""
+    torch.manual_seed(0)
+    m = build_vqvae("transformer", idim=5, num_speakers=1, num_codes=8, code_dim=4, enc_dim=16, heads=2, ff=32,
+                    pos_enc=pos_enc).eval()
+    frame = torch.randn(1, 1, 5)
+    x = frame.expand(1, 64, 5)  # one frame repeated: interior z is the same everywhere iff no position codes
+    z, _ = m.encoder(x, torch.tensor([64]))
+    interior = z[0, 2:-2]
+    spread = (interior - interior.mean(0)).abs().max()
+    assert (spread < 1e-5) == (not pos_enc)

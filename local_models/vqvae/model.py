@@ -140,10 +140,10 @@ class TransformerEncoder(nn.Module):
     """Paper Fig. 3a: blocks of [2 pre-LN Transformer layers + strided 1D conv], two blocks reach stride 4."""
 
     def __init__(self, idim: int, dim: int = 256, heads: int = 4, ff: int = 1024, layers_per_block: int = 2,
-                 code_dim: int = 64, dropout: float = 0.1):
+                 code_dim: int = 64, dropout: float = 0.1, pos_enc: bool = True):
         super().__init__()
         self.inp = nn.Linear(idim, dim)
-        self.pe = PositionalEncoding(dim)
+        self.pe = PositionalEncoding(dim) if pos_enc else nn.Identity()
         self.blocks = nn.ModuleList(
             nn.ModuleList([transformer_layer(dim, heads, ff, dropout) for _ in range(layers_per_block)])
             for _ in range(2))
@@ -267,9 +267,9 @@ class VQVAE(nn.Module):
 
 def build_vqvae(encoder_type: str, idim: int, num_speakers: int, num_codes: int = 128, code_dim: int = 64,
                 enc_dim: int = 256, heads: int = 4, ff: int = 1024, layers_per_block: int = 2, dropout: float = 0.1,
-                **kwargs) -> VQVAE:
+                pos_enc: bool = True, **kwargs) -> VQVAE:
     if encoder_type == "transformer":
-        enc = TransformerEncoder(idim, enc_dim, heads, ff, layers_per_block, code_dim, dropout)
+        enc = TransformerEncoder(idim, enc_dim, heads, ff, layers_per_block, code_dim, dropout, pos_enc)
     elif encoder_type == "conv":
         enc = ConvEncoder(idim, enc_dim, code_dim, convs_per_block=layers_per_block)
     else:

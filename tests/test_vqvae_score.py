@@ -1,0 +1,52 @@
+"""vqvae_score: statistics over seed replicates and the conv-vs-Transformer check built on them."""
+import statistics
+
+import pytest
+
+from local_models.bin.vqvae_score import add_seed_stats, claims, seed_groups
+
+
+def _m(abx, bitrate=150.0):
+    return {"test": {"abx": abx, "bitrate": bitrate}}
+
+
+def test_seed_groups_need_the_pattern():
+    names = ["trf_mfcc_k128", "trf_mfcc_k128_seed1", "trf_mfcc_k128_seed2", "conv_mfcc_k256", "seedless_k1"]
+    assert seed_groups(names) == {"trf_mfcc_k128": ["trf_mfcc_k128", "trf_mfcc_k128_seed1", "trf_mfcc_k128_seed2"]}
+
+
+def test_seed_stats_are_mean_and_sample_sd():
+    scored = {"trf_mfcc_k128": _m(30.0, 140), "trf_mfcc_k128_seed1": _m(34.0, 120), "trf_mfcc_k128_seed2": _m(29.0, 130),
+              "conv_mfcc_k256": _m(28.0)}
+    add_seed_stats(scored, ["test"])
+    t = scored["trf_mfcc_k128"]["test"]
+    assert t["seeds"] == 3 and t["abx_seed_mean"] == pytest.approx(31.0)
+    assert t["abx_seed_sd"] == pytest.approx(statistics.stdev([30.0, 34.0, 29.0]))
+    assert t["bitrate_seed_mean"] == pytest.approx(130.0) and t["abx"] == 30.0  # the seed-0 row stays as measured
+    assert "seeds" not in scored["conv_mfcc_k256"]["test"] and "seeds" not in scored["trf_mfcc_k128_seed1"]["test"]
+
+
+def test_claim_compares_seed_means_and_flags_noise():
+    scored = {"trf_mfcc_k128": _m(27.0), "trf_mfcc_k128_seed1": _m(33.0),  # mean 30, sd 4.24
+              "conv_mfcc_k256": _m(31.0), "conv_mfcc_k256_seed1": _m(31.0)}  # mean 31, sd 0
+    add_seed_stats(scored, ["test"])
+    lines, holds = claims(scored, "test")
+    assert holds is True and "mean of 2 seeds" in lines[0] and "not told apart" in lines[1]
+    # the replicate rows are not candidates of their own (its 27 % would otherwise "win" against 31 %)
+    scored["trf_mfcc_k128_seed1"]["test"]["abx"] = 40.0
+    add_seed_stats(scored, ["test"])
+    lines, holds = claims(scored, "test")
+    assert holds is False and "33.50 %" in lines[0]
+
+
+def test_claim_with_one_seed_asks_for_replicates():
+    lines, holds = claims({"trf_mfcc_k128": _m(20.0), "conv_mfcc_k256": _m(25.0)}, "test")
+    assert holds is True and "one seed" in lines[0] and "replicates" in lines[1]
+
+
+def test_replicated_systems_are_compared_with_replicated_ones():
+    scored = {"trf_mfcc_k128": _m(30.0), "trf_mfcc_k128_seed1": _m(32.0), "trf_mfcc_k256": _m(20.0, 170.0),
+              "conv_mfcc_k256": _m(28.0, 170.0), "conv_mfcc_k256_seed1": _m(30.0, 170.0)}
+    add_seed_stats(scored, ["test"])
+    lines, holds = claims(scored, "test")
+    assert holds is False and "`trf_mfcc_k128`" in lines[0]  # not the single-seed k256's 20 %
