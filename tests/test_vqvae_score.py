@@ -23,7 +23,20 @@ def test_seed_stats_are_mean_and_sample_sd():
     assert t["seeds"] == 3 and t["abx_seed_mean"] == pytest.approx(31.0)
     assert t["abx_seed_sd"] == pytest.approx(statistics.stdev([30.0, 34.0, 29.0]))
     assert t["bitrate_seed_mean"] == pytest.approx(130.0) and t["abx"] == 30.0  # the seed-0 row stays as measured
-    assert "seeds" not in scored["conv_mfcc_k256"]["test"] and "seeds" not in scored["trf_mfcc_k128_seed1"]["test"]
+    assert scored["conv_mfcc_k256"]["test"]["seeds"] == 1 and scored["conv_mfcc_k256"]["test"]["abx_seed_sd"] is None
+    assert "seeds" not in scored["trf_mfcc_k128_seed1"]["test"]
+
+
+def test_rescoring_without_replicates_replaces_old_statistics(tmp_path):
+    from local_models.common.results import update_results
+
+    scored = {"trf_mfcc_k128": _m(30.0), "trf_mfcc_k128_seed1": _m(34.0)}
+    add_seed_stats(scored, ["test"])
+    update_results(tmp_path / "results.json", "zs", "mini", scored)
+    again = {"trf_mfcc_k128": _m(31.0)}
+    add_seed_stats(again, ["test"])
+    t = update_results(tmp_path / "results.json", "zs", "mini", again)["systems"]["trf_mfcc_k128"]["test"]
+    assert t["seeds"] == 1 and t["abx_seed_mean"] == 31.0 and t["abx_seed_sd"] is None
 
 
 def test_claim_compares_seed_means_and_flags_noise():

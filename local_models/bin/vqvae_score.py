@@ -99,9 +99,18 @@ def seed_groups(names) -> dict:
     return groups
 
 
+def replicated(m: dict) -> bool:
+    return (m.get("seeds") or 0) > 1
+
+
 def add_seed_stats(scored: dict, sets) -> None:
     """Mean and sample sd over training seeds into the base system's metrics (abx_seed_mean, abx_seed_sd,
-    bitrate_seed_mean, seeds): at the tiny budget one seed's ABX can move by several points."""
+    bitrate_seed_mean, seeds): at the tiny budget one seed's ABX can move by several points. A system scored
+    without replicates gets seeds = 1 (sd null), so a rescoring never keeps an earlier run's statistics."""
+    for n, by_set in scored.items():
+        for m in by_set.values():
+            if "abx" in m and not SEED_RE.match(n):
+                m.update(abx_seed_mean=m["abx"], abx_seed_sd=None, bitrate_seed_mean=m.get("bitrate"), seeds=1)
     for base, members in seed_groups(list(scored)).items():
         for s in sets:
             ms = [scored[n][s] for n in members if s in scored.get(n, {}) and "abx" in scored[n][s]]
@@ -130,7 +139,7 @@ def table_lines(table: int, systems: dict, sets) -> list:
             lines.append(f"| {label} (`{n}`) | not run here | – | – | – | – | – | {pabx} | {pbr} |")
         else:
             used = f"{m['codes_used']}/{m['num_codes']}" if "codes_used" in m else "–"
-            seeds = (f"{fmt(m['abx_seed_mean'])} ± {fmt(m['abx_seed_sd'])} ({m['seeds']})" if "seeds" in m else "–")
+            seeds = (f"{fmt(m['abx_seed_mean'])} ± {fmt(m['abx_seed_sd'])} ({m['seeds']})" if replicated(m) else "–")
             lines.append(f"| {label} (`{n}`) | {fmt(m.get('abx'))} | {seeds} | {fmt(m.get('abx_libri_rule'))} | "
                          f"{fmt(m.get('abx_libriabx2'))} | "
                          f"{fmt(m.get('bitrate'))} | {used} | {pabx} | {pbr} |")
@@ -139,7 +148,7 @@ def table_lines(table: int, systems: dict, sets) -> list:
 
 def _abx_bitrate(m: dict):
     """(ABX, bitrate, how many seeds): the mean over seeds when replicates were trained."""
-    if "seeds" in m:
+    if replicated(m):
         return m["abx_seed_mean"], m["bitrate_seed_mean"], m["seeds"]
     return m["abx"], m["bitrate"], 1
 
@@ -156,21 +165,21 @@ def claims(systems: dict, s: str):
         c_abx, c_br, c_n = _abx_bitrate(conv)
         # comparable bitrate: within 25 % of the conv model's
         near = [(n, m) for n, m in trf if abs(_abx_bitrate(m)[1] - c_br) <= 0.25 * c_br]
-        if "seeds" in conv and any("seeds" in m for _, m in near):
-            near = [(n, m) for n, m in near if "seeds" in m]  # a lucky single seed does not stand for its system
+        if replicated(conv) and any(replicated(m) for _, m in near):
+            near = [(n, m) for n, m in near if replicated(m)]  # a lucky single seed does not stand for its system
         if near:
             best_n, best = min(near, key=lambda x: _abx_bitrate(x[1])[0])
             t_abx, t_br, t_n = _abx_bitrate(best)
             holds = t_abx < c_abx
 
             def desc(m, abx, br, n):
-                sd = f" ± {fmt(m['abx_seed_sd'])} sd" if "seeds" in m else ""
+                sd = f" ± {fmt(m['abx_seed_sd'])} sd" if replicated(m) else ""
                 return f"{fmt(abx)} %{sd} at {fmt(br)} bits/s" + (f", mean of {n} seeds" if n > 1 else ", one seed")
 
             lines.append(f"- Transformer VQ-VAE ABX below the conv VQ-VAE's at comparable bitrate (within 25 %): "
                          f"**{'holds' if holds else 'does NOT hold'}** (`{best_n}` {desc(best, t_abx, t_br, t_n)} vs "
                          f"conv {desc(conv, c_abx, c_br, c_n)}).")
-            sds = [m["abx_seed_sd"] for m in (best, conv) if "seeds" in m]
+            sds = [m["abx_seed_sd"] for m in (best, conv) if replicated(m)]
             if sds and abs(t_abx - c_abx) < max(sds):
                 lines.append(f"- The difference ({abs(t_abx - c_abx):.2f} points) is smaller than the seed-to-seed sd "
                              f"({max(sds):.2f}): at this training budget the two encoders are not told apart.")
