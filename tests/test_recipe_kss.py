@@ -33,12 +33,28 @@ def test_duration_accuracy_hand_example():
     # errors 1, 1, 0, 2, 2 -> MAE 6/5, within +-1: 3 of 5, one zero of 5
     assert m["mae_frames"] == pytest.approx(1.2) and m["within1"] == pytest.approx(0.6)
     assert m["zero_share"] == pytest.approx(0.2) and m["tokens"] == 5
+    # internal boundaries: a 3|3 vs 2|3, b 2 vs 4 -> errors 1, 0, 2
+    assert m["boundary_mae_frames"] == pytest.approx(1.0) and m["boundary_within1"] == pytest.approx(2 / 3)
+    assert m["boundary_signed_mean"] == pytest.approx(1 / 3) and "bias" not in m
+    # per token type: signed errors k -1, +2; o +1; a 0, -2
+    m = jdit_score.duration_accuracy(hyp, ref, "x", {"a": ["k", "o", "a"], "b": ["k", "a"]})
+    assert m["bias"] == {"k": [0.5, 2], "o": [1.0, 1], "a": [-1.0, 2]}
+    assert "o +1.0 (1), a -1.0 (2), k +0.5 (2)" in jdit_score.bias_line("test", m, min_count=1)
     with pytest.raises(ValueError, match="utterance b: 3 durations for 2 tokens"):
         jdit_score.duration_accuracy({"b": np.array([1, 1, 2])}, ref, "x")
     with pytest.raises(ValueError, match="no utterance in common"):
         jdit_score.duration_accuracy({"c": np.array([1])}, ref, "x")
     uni = jdit_score.uniform_durations({"a": np.array([3, 0, 5]), "c": np.array([7])})
     assert uni["a"].tolist() == [3, 2, 3] and uni["c"].tolist() == [7]
+
+
+def test_aligner_summary_names_the_transition_agent_deviation(tmp_path):
+    (tmp_path / "config.yaml").write_text("tts_conf:\n  aligner_transition_agent: true\n  guided_attn_weight: 50.0\n")
+    assert "WITH the transition agent" in jdit_score.aligner_summary(tmp_path)
+    assert "guided attention weight 50.0" in jdit_score.aligner_summary(tmp_path)
+    (tmp_path / "config.yaml").write_text("tts_conf:\n  aligner_transition_agent: false\n")
+    assert "as in the paper's Algorithm 1" in jdit_score.aligner_summary(tmp_path)
+    assert jdit_score.aligner_summary(tmp_path / "missing") == ""
 
 
 def test_attention_failures_on_hand_made_paths():

@@ -63,3 +63,18 @@ def test_replicated_systems_are_compared_with_replicated_ones():
     add_seed_stats(scored, ["test"])
     lines, holds = claims(scored, "test")
     assert holds is False and "`trf_mfcc_k128`" in lines[0]  # not the single-seed k256's 20 %
+
+
+def test_run_sh_defaults_replicate_both_sides_of_the_check():
+    """The conv-vs-Transformer check compares seed means: the recipe's default systems must train replicates of
+    the conv baseline and of the Transformer it is compared with (one seed moved ABX by ~9 points)."""
+    import subprocess
+    from pathlib import Path
+
+    run_sh = Path(__file__).resolve().parents[1] / "egs" / "zerospeech2019" / "unit1" / "run.sh"
+    lines = [ln for ln in run_sh.read_text().splitlines() if ln.startswith(("systems=", "systems+="))]
+    out = subprocess.run(["bash", "-c", "\n".join(lines) + '\necho "${systems}"'], capture_output=True, text=True,
+                         check=True).stdout.split()
+    groups = seed_groups(out)
+    for base in ("conv_mfcc_k256", "trf_mfcc_k128"):
+        assert len(groups.get(base, [])) >= 3, f"run.sh default systems: {base} needs 2+ seed replicates ({out})"

@@ -176,11 +176,18 @@ def synthesise(args) -> dict:
         texts = {utt: "" for utt in ref}
         model_dir, model_file = Path(args.feats).parent, Path(args.feats)
         tts = lambda utt: dict(feat_gen=torch.from_numpy(np.array(ref[utt], dtype=np.float32)))  # noqa: E731
+        autoregressive = False
     elif args.model_dir and args.text:
         model_dir = Path(args.model_dir)
         model_file = find_model_file(model_dir, args.model_file)
         texts = read_text(args.text)
         tts = load_text2speech(model_dir, model_file, args)
+        from espnet2.tts.tacotron2 import Tacotron2
+        from espnet2.tts.transformer import Transformer
+
+        # only these stop on their own and can run into maxlenratio (ESPnet's Text2Speech tests the same);
+        # a feed-forward model's short utterance may simply be longer than maxlenratio x tokens
+        autoregressive = isinstance(tts.tts, (Tacotron2, Transformer))
     else:
         raise ValueError("give --model-dir and --text, or --feats")
     vocoder = build_vocoder(args, conf)
@@ -217,7 +224,8 @@ def synthesise(args) -> dict:
             if args.save_att and res.get("att_w") is not None:
                 np.save(tmp / "att_ws" / f"{utt}.npy", res["att_w"].float().numpy())
             per_utt[utt] = dict(tokens=n_tokens, frames=int(mel.shape[0]), seconds=round(seconds, 4),
-                                peak=round(peak, 4), hit_maxlen=bool(n_tokens and mel.shape[0] >= maxlen_frames(n_tokens)),
+                                peak=round(peak, 4), hit_maxlen=bool(autoregressive and n_tokens
+                                                                and mel.shape[0] >= maxlen_frames(n_tokens)),
                                 am_s=round(t1 - t0, 5), vocoder_s=round(t2 - t1, 5))
     with open(tmp / "wav.scp", "w") as f:
         for utt in sorted(per_utt):
