@@ -39,7 +39,7 @@ def test_duration_accuracy_hand_example():
     # per token type: signed errors k -1, +2; o +1; a 0, -2
     m = jdit_score.duration_accuracy(hyp, ref, "x", {"a": ["k", "o", "a"], "b": ["k", "a"]})
     assert m["bias"] == {"k": [0.5, 2], "o": [1.0, 1], "a": [-1.0, 2]}
-    assert "o +1.0 (1), a -1.0 (2), k +0.5 (2)" in jdit_score.bias_line("test", m, min_count=1)
+    assert "`o` +1.0 (1), `a` -1.0 (2), `k` +0.5 (2)" in jdit_score.bias_line("test", m, min_count=1)
     with pytest.raises(ValueError, match="utterance b: 3 durations for 2 tokens"):
         jdit_score.duration_accuracy({"b": np.array([1, 1, 2])}, ref, "x")
     with pytest.raises(ValueError, match="no utterance in common"):

@@ -104,7 +104,7 @@ def bias_line(x: str, m: dict, min_count: int = 10, top: int = 8) -> str:
     """Where the aligner's durations are systematically long or short (from duration_accuracy's `bias`)."""
     common = [(t, b, n) for t, (b, n) in m["bias"].items() if n >= min_count]
     common.sort(key=lambda r: -abs(r[1]))
-    items = ", ".join(f"{t} {b:+.1f} ({n})" for t, b, n in common[:top])
+    items = ", ".join(f"`{t}` {b:+.1f} ({n})" for t, b, n in common[:top])  # `<space>` is not an HTML tag
     return (f"Systematic error of the JDI-T aligner on `{x}`: its boundaries lie {m['boundary_signed_mean']:+.2f} "
             f"frames from the true ones on average (+ = later); mean signed duration error (aligner - true, "
             f"frames) of the token types seen {min_count}+ times, largest first: {items}.")
@@ -382,7 +382,7 @@ def write_markdown(args, rows, durs):
               "the length gives). Boundary error: |cumulative hyp - cumulative true| at each internal token "
               "boundary, in frames; within ±1 frame is about the usual 20 ms tolerance. The duration MAE also "
               "counts how a segment is shared between a sounding token and a silent neighbour (the onset "
-              "placeholder ㅇ and <space> have 0 true frames): frames put on one cost twice there but move one "
+              "placeholder ㅇ and `<space>` have 0 true frames): frames put on one cost twice there but move one "
               "boundary. The issue's acceptance: JDI-T's extracted durations MAE < 2 frames.", "",
               "| set | durations | MAE (frames) | within ±1 frame (%) | zero-length tokens (%) | boundary error "
               "(frames) | boundaries within ±1 frame (%) | tokens |",
