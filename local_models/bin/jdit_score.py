@@ -345,8 +345,9 @@ def write_markdown(args, rows, durs):
               + ("; at these step counts the attention-based models here are far from converged (see the "
                  "duration and attention-failure tables), so this run tests the pipeline and the measurements, "
                  "not the paper's quality ranking." if short else "."), ""]
-    if "jdit" in args.systems and aligner_summary(Path(args.exp) / "tts_jdit"):
-        L += [aligner_summary(Path(args.exp) / "tts_jdit"), ""]
+    aligner = aligner_summary(Path(args.exp) / "tts_jdit") if "jdit" in args.systems else ""
+    if aligner:
+        L += [aligner, ""]
     L += ["## Table 1: paper MOS beside our objective scores", ""]
     if main_set:
         s = rows["gt_mel"][main_set]["mcd_settings"] if "gt_mel" in rows else None
