@@ -4,6 +4,7 @@ import json
 import shutil
 from pathlib import Path
 
+import librosa
 import numpy as np
 import pytest
 import soundfile
@@ -44,6 +45,8 @@ def test_duration_accuracy_hand_example():
         jdit_score.duration_accuracy({"b": np.array([1, 1, 2])}, ref, "x")
     with pytest.raises(ValueError, match="no utterance in common"):
         jdit_score.duration_accuracy({"c": np.array([1])}, ref, "x")
+    with pytest.raises(ValueError, match="utterance b: 2 durations for 3 tokens in its text"):
+        jdit_score.duration_accuracy(hyp, ref, "x", {"a": ["k", "o", "a"], "b": ["k", "a", "n"]})
     uni = jdit_score.uniform_durations({"a": np.array([3, 0, 5]), "c": np.array([7])})
     assert uni["a"].tolist() == [3, 2, 3] and uni["c"].tolist() == [7]
 
@@ -210,6 +213,7 @@ def test_score_writes_tables_and_json(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data/test").mkdir(parents=True)
     (tmp_path / "data/test/durations").write_text("u1 3 0 5\nu2 2 2\n")
+    (tmp_path / "data/test/durations_closure").write_text("u1 2 0 6\nu2 3 1\n")
     per = {"u1": dict(tokens=3, frames=8, seconds=0.1, peak=0.5, hit_maxlen=False, am_s=0.01, vocoder_s=0.02),
            "u2": dict(tokens=2, frames=4, seconds=0.05, peak=0.005, hit_maxlen=False, am_s=0.01, vocoder_s=0.02)}
     for d, mcd in (("exp/gt_mel/decode_test", 6.5), ("exp/tts_jdit/decode_test", 9.25)):
@@ -227,11 +231,17 @@ def test_score_writes_tables_and_json(tmp_path, monkeypatch):
     md = (tmp_path / "RESULTS.md").read_text()
     assert "| JDI-T (ours) | 3.77 | 3.52 | 9.25 | 0.200 | 10.0 | 0.95 |" in md
     assert "| GT mel | 3.92 | 3.87 | 6.50 |" in md and "| Tacotron2 | 3.52 | 3.33 | not run |" in md
-    assert "aligner MAE 0.40 frames: **met**" in md  # errors 0, 1, 1, 0, 0
+    assert "against the engine events: aligner MAE 0.40 frames: **met**" in md  # errors 0, 1, 1, 0, 0
+    # against 2 0 6 / 3 1: errors 1, 1, 2, 1, 1
+    assert "against the closures to the stop: aligner MAE 1.20 frames: **met**" in md
+    assert "| test | closures to the stop | JDI-T aligner (attention argmax, teacher forced) | 1.20 |" in md
     res = json.loads((tmp_path / "exp/results.json").read_text())
     jd = res["systems"]["jdit"]["test"]
     assert jd["mcd"] == 9.25 and jd["duration_mae_aligner"] == pytest.approx(0.4) and jd["silent"] == 1
     assert res["systems"]["duration_uniform"]["test"]["duration_mae"] == pytest.approx(0.8)  # 3 2 3 vs 3 0 5
+    assert jd["duration_mae_aligner_closure"] == pytest.approx(1.2) and jd["duration_mae_predictor_closure"] > 0
+    # uniform 3 2 3 / 2 2 vs 2 0 6 / 3 1: errors 1, 2, 3, 1, 1
+    assert res["systems"]["duration_uniform"]["test"]["duration_mae_closure"] == pytest.approx(1.6)
 
 
 @needs_venv
@@ -268,8 +278,26 @@ def test_smoke_whole_recipe_one_epoch(tmp_path):
     assert "duration_mae_teacher" in res["systems"]["fastspeech"]["test"]
     assert 0 <= res["systems"]["tacotron2"]["test"]["attention_failure_rate"] <= 1
     assert res["systems"]["jdit"]["test"]["mcd"] > 0 and "duration_mae_aligner" in res["systems"]["jdit"]["test"]
+    assert "duration_mae_aligner_closure" in res["systems"]["jdit"]["test"]  # the closure reference (stage 3)
+    assert len(read_table(recipe / "data/test/durations_closure")["kss-1_0011"].split()) == len(tokens)
     md = (recipe / "RESULTS.md").read_text()
     assert "| JDI-T (ours) | 3.77 | 3.52 |" in md and "Duration accuracy" in md and "not run" not in md
     assert "| Tacotron2 | test | 1 |" in md  # the attention-failure table
     assert "| GT mel + Griffin-Lim | — | — |" in md and "| GT mel + Parallel WaveGAN | 3.92 | 3.87 |" in md
     assert "Parallel WaveGAN trained by this recipe (stage 4, `exp/vocoder_pwg`): 2 steps" in md
+
+    # decode + score a data dir that stages 2-3 never saw (wav.scp + text only; 44.1 kHz like KSS's own wavs):
+    # stage 5 prepares its features and tokens itself
+    fresh = recipe / "data" / "fresh"
+    fresh.mkdir()
+    y, fs = soundfile.read(read_table(recipe / "data/test/wav.scp")["kss-1_0011"])
+    soundfile.write(tmp_path / "u1.wav", librosa.resample(y, orig_sr=fs, target_sr=44100), 44100)
+    (fresh / "wav.scp").write_text(f"new-u1 {tmp_path / 'u1.wav'}\n")
+    (fresh / "text").write_text("new-u1 " + read_table(recipe / "data/test/text")["kss-1_0011"] + "\n")
+    (fresh / "utt2spk").write_text("new-u1 new\n")
+    (fresh / "spk2utt").write_text("new new-u1\n")
+    run_recipe(recipe, "--stage", "5", "--test-sets", "fresh", "--systems", "jdit", "--griffin-lim-iters", "4",
+               "--speed-benchmark", "false")
+    assert (fresh / "feats.scp").exists() and (fresh / "text_phn").exists()
+    res = json.loads((exp / "results.json").read_text())
+    assert res["systems"]["jdit"]["fresh"]["mcd"] > 0 and res["systems"]["gt_mel"]["fresh"]["mcd"] > 0

@@ -81,7 +81,8 @@ def test_rescoring_is_idempotent(recipe):
 
 
 def test_encode_unseen_data_dir(recipe):
-    """An unseen 22.05 kHz recording with only wav.scp: features (resampled to 16 kHz), codes and bitrate."""
+    """An unseen 22.05 kHz recording with only wav.scp, straight to the encoding stage (stage 2 never saw it):
+    features (resampled to 16 kHz), codes and bitrate."""
     wave, sr = soundfile.read(next((recipe / "downloads").rglob("T*.wav")))
     path = recipe / "new.wav"
     soundfile.write(path, np.interp(np.arange(0, len(wave), sr / 22050), np.arange(len(wave)), wave), 22050)
@@ -90,7 +91,8 @@ def test_encode_unseen_data_dir(recipe):
     (d / "wav.scp").write_text(f"X9_0001 {path}\n")
     (d / "utt2spk").write_text("X9_0001 X9\n")
     (d / "spk2utt").write_text("X9 X9_0001\n")
-    run(recipe, "--stage", "2", "--stop-stage", "5", *SMALL, "--test-sets", "new")
+    run(recipe, "--stage", "5", "--stop-stage", "5", *SMALL, "--test-sets", "new")
+    assert (recipe / "dump" / "mfcc" / "new" / "feats.scp").exists()
     codes = np.load(recipe / "exp" / "trf_mfcc_k128" / "codes_new" / "codes" / "X9_0001.npy")
     assert codes.ndim == 1 and abs(len(codes) - len(wave) / sr / 0.04) <= 2
     assert json.loads((recipe / "exp" / "trf_mfcc_k128" / "codes_new" / "bitrate.json").read_text())["bitrate"] > 0

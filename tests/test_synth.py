@@ -209,3 +209,36 @@ def test_cli_with_text_file(tmp_path):
                     "es_spk01-0000": "Una frase más", "es_spk01-0001": "Hola mundo."}
     assert read_table(tmp_path / "data" / "utt2spk")["es_spk01-0001"] == "es_spk01"
     assert len((tmp_path / "data" / "phones.ctm").read_text().splitlines()) > 20
+
+
+def test_closures_move_to_the_following_phone():
+    """A quiet run just before a phone's start (a stop closure) moves to that phone; a short dip, a quiet run
+    after a pause, and a loud boundary stay put."""
+    sr, rng = 16000, np.random.default_rng(0)
+    tone = lambda ms: 0.5 * np.sin(2 * np.pi * 200 * np.arange(int(sr * ms / 1000)) / sr)  # noqa: E731
+    quiet = lambda ms: 1e-3 * rng.standard_normal(int(sr * ms / 1000))  # noqa: E731
+    burst = lambda ms: 0.3 * rng.standard_normal(int(sr * ms / 1000))  # noqa: E731
+    # a (100 ms) | closure (40 ms, given to "a" by the events) | k burst (30 ms) | a (50 ms) 4 ms dip | t (50 ms)
+    wave = np.concatenate([tone(100), quiet(40), burst(30), tone(46), quiet(4), burst(50)])
+    ms = lambda t: int(sr * t / 1000)  # noqa: E731
+    phones = [("a", 0, ms(140)), ("k", ms(140), ms(170)), ("a", ms(170), ms(220)), ("t", ms(220), ms(270))]
+    out = synth.closures_to_following(phones, wave, sr)
+    assert out[0] == ("a", 0, ms(100)) and out[1] == ("k", ms(100), ms(170))  # 40 ms closure, whole 5 ms windows
+    assert out[2:] == phones[2:]  # 4 ms dip < 10 ms: left alone
+    # after a pause the silence stays the pause's
+    sil = [("sil", 0, ms(140)), ("k", ms(140), ms(170))]
+    assert synth.closures_to_following(sil, wave[:ms(170)], sr) == sil
+
+
+@needs_espeak
+def test_espeak_stop_closures_come_before_the_stop_event():
+    """espeak-ng emits a voiceless stop's phoneme event after its closure: the closures move back 20-70 ms for
+    the stops, never for vowels."""
+    utt = synth.synthesize("바다 위에 커다란 배가 떠 있습니다", synth.Voice("ko", "m1"))
+    out = synth.closures_to_following(utt.phones, utt.wave, utt.sample_rate)
+    moved = {}
+    for (label, a, _), (_, b, _) in zip(utt.phones, out):
+        moved.setdefault(label, []).append((a - b) * 1000 / utt.sample_rate)
+    assert 20 <= max(moved["kh"]) <= 70
+    assert all(v == 0 for label in ("a", "e", "i", "@", "n", "m") for v in moved.get(label, []))
+    assert sum(e - s for _, s, e in out) == len(utt.wave)  # still tiles the wave

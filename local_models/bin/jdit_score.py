@@ -5,7 +5,9 @@ Per system (exp/tts_<system>) and the GT-mel rows (exp/gt_mel: the systems' voco
 exp/gt_mel_pwg or exp/gt_mel_griffin_lim: the other vocoder on them), per test set: MCD (DTW) and log-F0 RMSE /
 V/UV error from <decode>/mcd.json (local_models/bin/mcd_score.py), real-time factors and audio checks from
 <decode>/synth.json (local_models/bin/tts_synth.py). Duration accuracy on sets with true durations
-(data/<set>/durations, the mini corpus): JDI-T's aligner (teacher forced) and duration predictor
+(data/<set>/durations, the mini corpus; also data/<set>/durations_closure, the same phone times with each stop's
+closure given to the stop, the usual phonetic convention, where espeak-ng's events give it to the phone before):
+JDI-T's aligner (teacher forced) and duration predictor
 (exp/tts_jdit/align_<set>), against the "uniform" reference point (each utterance's true frame count
 spread evenly over its tokens: what knowing only the length gives), and FastSpeech's durations: its teacher's,
 the Transformer's teacher-forced attention (exp/tts_transformer/teacher_<set>/durations/durations, ESPnet2's
@@ -43,6 +45,10 @@ NAMES = {"gt_mel": "GT mel", "tacotron2": "Tacotron2", "transformer": "Transform
 SILENT_PEAK = 0.01  # a synthesised wav whose peak stays below this is called silent
 SKIP_TOKENS = 3     # attention-failure thresholds, in input tokens (see the module docstring)
 AR_SYSTEMS = ("tacotron2", "transformer")
+# true durations in data/<set>: the engine's phone events as emitted, and the same with each stop's closure
+# given to the stop (jdit_text closures: espeak-ng emits a stop's event after its closure)
+REFERENCES = {"events": "durations", "closure": "durations_closure"}
+REFERENCE_NAMES = {"events": "engine events", "closure": "closures to the stop"}
 
 
 def get_parser():
@@ -86,7 +92,10 @@ def duration_accuracy(hyp: dict, ref: dict, where: str, tokens: Optional[dict] =
         err.append(np.abs(diff))
         bnd.append(np.cumsum(hyp[u])[:-1] - np.cumsum(ref[u])[:-1])
         zeros += int((hyp[u] == 0).sum())
-        if tokens is not None and u in tokens and len(tokens[u]) == len(diff):
+        if tokens is not None and u in tokens:
+            if len(tokens[u]) != len(diff):
+                raise ValueError(f"{where}: utterance {u}: {len(diff)} durations for {len(tokens[u])} tokens "
+                                 f"in its text")
             for t, d in zip(tokens[u], diff):
                 per_token.setdefault(t, []).append(int(d))
     e, b = np.concatenate(err), np.concatenate(bnd)
@@ -100,12 +109,13 @@ def duration_accuracy(hyp: dict, ref: dict, where: str, tokens: Optional[dict] =
     return out
 
 
-def bias_line(x: str, m: dict, min_count: int = 10, top: int = 8) -> str:
-    """Where the aligner's durations are systematically long or short (from duration_accuracy's `bias`)."""
+def bias_line(where: str, m: dict, min_count: int = 10, top: int = 8) -> str:
+    """Where the aligner's durations are systematically long or short (from duration_accuracy's `bias`); `where`
+    names the set (Markdown)."""
     common = [(t, b, n) for t, (b, n) in m["bias"].items() if n >= min_count]
     common.sort(key=lambda r: -abs(r[1]))
     items = ", ".join(f"`{t}` {b:+.1f} ({n})" for t, b, n in common[:top])  # `<space>` is not an HTML tag
-    return (f"Systematic error of the JDI-T aligner on `{x}`: its boundaries lie {m['boundary_signed_mean']:+.2f} "
+    return (f"Systematic error of the JDI-T aligner on {where}: its boundaries lie {m['boundary_signed_mean']:+.2f} "
             f"frames from the true ones on average (+ = later); mean signed duration error (aligner - true, "
             f"frames) of the token types seen {min_count}+ times, largest first: {items}.")
 
@@ -268,24 +278,31 @@ def collect(args):
                     fr = failure_rates(d)
                     if fr is not None:
                         rows[name][x]["attention"] = fr
-    durs = {}
+    durs = {}  # {(set, reference): {kind: duration_accuracy}}
     for x in args.sets:
-        true_path = data / x / "durations"
-        if not true_path.is_file():
-            continue
-        ref = read_durations(true_path)
-        durs[x] = {"uniform": duration_accuracy(uniform_durations(ref), ref, f"{true_path} (uniform)")}
-        align = exp / "tts_jdit" / f"align_{x}"
-        text = data / x / "text_phn"
-        tokens = {k: v.split() for k, v in read_table(text).items()} if text.is_file() else None
-        for kind in ("aligner", "predictor"):
-            f = align / f"durations_{kind}"
-            if f.is_file():
-                durs[x][f"jdit_{kind}"] = duration_accuracy(read_durations(f), ref, str(f), tokens)
-        teacher = exp / "tts_transformer" / f"teacher_{x}" / "durations" / "durations"
-        if teacher.is_file():
-            durs[x]["fastspeech_teacher"] = duration_accuracy(strip_eos(read_durations(teacher), ref), ref, str(teacher))
+        for refname, true_file in REFERENCES.items():
+            true_path = data / x / true_file
+            if true_path.is_file():
+                durs[(x, refname)] = duration_table(exp, data, x, true_path)
     return rows, durs
+
+
+def duration_table(exp: Path, data: Path, x: str, true_path: Path) -> dict:
+    """Every duration source of set x (uniform, JDI-T aligner / predictor, FastSpeech's teacher) against the
+    reference durations in true_path."""
+    ref = read_durations(true_path)
+    table = {"uniform": duration_accuracy(uniform_durations(ref), ref, f"{true_path} (uniform)")}
+    text = data / x / "text_phn"
+    tokens = {k: v.split() for k, v in read_table(text).items()} if text.is_file() else None
+    for kind in ("aligner", "predictor"):
+        f = exp / "tts_jdit" / f"align_{x}" / f"durations_{kind}"
+        if f.is_file():
+            table[f"jdit_{kind}"] = duration_accuracy(read_durations(f), ref, f"{f} vs {true_path}", tokens)
+    teacher = exp / "tts_transformer" / f"teacher_{x}" / "durations" / "durations"
+    if teacher.is_file():
+        table["fastspeech_teacher"] = duration_accuracy(strip_eos(read_durations(teacher), ref), ref,
+                                                        f"{teacher} vs {true_path}")
+    return table
 
 
 def write_results_json(args, rows, durs):
@@ -295,20 +312,15 @@ def write_results_json(args, rows, durs):
         for x, m in sets.items():
             if "attention" in m:
                 systems[name][x]["attention_failure_rate"] = m["attention"]["failure_rate"]
-    for x, table in durs.items():
+    for (x, refname), table in durs.items():
         for kind, m in table.items():
-            if kind.startswith("jdit_"):
-                systems.setdefault("jdit", {}).setdefault(x, {}).update(
-                    {f"duration_mae_{kind[5:]}": m["mae_frames"], f"duration_within1_{kind[5:]}": m["within1"],
-                     f"boundary_mae_{kind[5:]}": m["boundary_mae_frames"]})
-            elif kind == "fastspeech_teacher":
-                systems.setdefault("fastspeech", {}).setdefault(x, {}).update(
-                    {"duration_mae_teacher": m["mae_frames"], "duration_within1_teacher": m["within1"],
-                     "boundary_mae_teacher": m["boundary_mae_frames"]})
-            else:
-                systems.setdefault(f"duration_{kind}", {})[x] = {"duration_mae": m["mae_frames"],
-                                                                 "duration_within1": m["within1"],
-                                                                 "boundary_mae": m["boundary_mae_frames"]}
+            # jdit_aligner -> jdit / *_aligner, fastspeech_teacher -> fastspeech / *_teacher, uniform -> duration_uniform;
+            # against the closure reference: *_aligner_closure, ...
+            system, suffix = kind.split("_", 1) if "_" in kind else (f"duration_{kind}", "")
+            suffix = "".join(f"_{t}" for t in (suffix, "" if refname == "events" else refname) if t)
+            systems.setdefault(system, {}).setdefault(x, {}).update(
+                {f"duration_mae{suffix}": m["mae_frames"], f"duration_within1{suffix}": m["within1"],
+                 f"boundary_mae{suffix}": m["boundary_mae_frames"]})
     bench = Path(args.exp) / "benchmarks" / "kss_speed.json"
     if bench.is_file():
         for name, m in json.loads(bench.read_text())["models"].items():
@@ -385,26 +397,34 @@ def write_markdown(args, rows, durs):
               "counts how a segment is shared between a sounding token and a silent neighbour (the onset "
               "placeholder ㅇ and `<space>` have 0 true frames): frames put on one cost twice there but move one "
               "boundary. The issue's acceptance: JDI-T's extracted durations MAE < 2 frames.", "",
-              "| set | durations | MAE (frames) | within ±1 frame (%) | zero-length tokens (%) | boundary error "
-              "(frames) | boundaries within ±1 frame (%) | tokens |",
-              "|---|---|---|---|---|---|---|---|"]
+              "Two references from the same engine output. *engine events*: each phone starts at its espeak-ng "
+              "phoneme event, as emitted. *closures to the stop*: espeak-ng renders a stop's closure (its "
+              "\"pre-pause\", ~35-40 ms of near silence here) BEFORE the stop's event (synthesize.c: DoPause(prepause) "
+              "precedes DoPhonemeMarker), so the events give the closure to the phone before; phonetic segmentation "
+              "(TIMIT's closure + release, forced aligners) gives it to the stop. This reference moves every such "
+              "quiet run before a phone's event (15 dB below the preceding phone's level, 10 ms or longer) to that "
+              "phone (`jdit_text closures`, local_models/common/synth.py `closures_to_following`): voiceless stops "
+              "move back ~35-40 ms, vowels and nasals never. Both are shown: neither is a human annotation.", "",
+              "| set | reference | durations | MAE (frames) | within ±1 frame (%) | zero-length tokens (%) | boundary "
+              "error (frames) | boundaries within ±1 frame (%) | tokens |",
+              "|---|---|---|---|---|---|---|---|---|"]
         label = {"uniform": "uniform (reference point)", "jdit_aligner": "JDI-T aligner (attention argmax, teacher forced)",
                  "jdit_predictor": "JDI-T duration predictor (synthesis)",
                  "fastspeech_teacher": "FastSpeech's teacher (Transformer attention, teacher forced)"}
-        for x, table in durs.items():
+        for (x, refname), table in durs.items():
             for kind, m in table.items():
-                L.append(f"| {x} | {label[kind]} | {fmt(m['mae_frames'])} | {fmt(m['within1'], pct=True)} | "
-                         f"{fmt(m['zero_share'], pct=True)} | {fmt(m['boundary_mae_frames'])} | "
-                         f"{fmt(m['boundary_within1'], pct=True)} | {m['tokens']} |")
-        for x, table in durs.items():
-            if "jdit_aligner" in table:
-                m = table["jdit_aligner"]
-                ok = m["mae_frames"] < 2.0
-                L += ["", f"Acceptance on `{x}`: aligner MAE {fmt(m['mae_frames'])} frames: "
-                      + ("**met** (< 2)." if ok else "**NOT met** (≥ 2).")]
-                if m.get("bias"):
-                    L += ["", bias_line(x, m)]
-                break
+                L.append(f"| {x} | {REFERENCE_NAMES[refname]} | {label[kind]} | {fmt(m['mae_frames'])} | "
+                         f"{fmt(m['within1'], pct=True)} | {fmt(m['zero_share'], pct=True)} | "
+                         f"{fmt(m['boundary_mae_frames'])} | {fmt(m['boundary_within1'], pct=True)} | {m['tokens']} |")
+        first = next((x for (x, _), table in durs.items() if "jdit_aligner" in table), None)
+        for (x, refname), table in durs.items():
+            if x != first or "jdit_aligner" not in table:
+                continue
+            m = table["jdit_aligner"]
+            L += ["", f"Acceptance on `{x}` against the {REFERENCE_NAMES[refname]}: aligner MAE "
+                  f"{fmt(m['mae_frames'])} frames: " + ("**met** (< 2)." if m["mae_frames"] < 2.0 else "**NOT met** (≥ 2).")]
+            if m.get("bias"):
+                L += ["", bias_line(f"`{x}` against the {REFERENCE_NAMES[refname]}", m)]
         L += [""]
     att_rows = [(name, x, m["attention"]) for name, sets in rows.items() for x, m in sets.items() if "attention" in m]
     L += ["## Robustness: attention failures of the autoregressive models", "",

@@ -8,6 +8,9 @@ Subcommands (each with --help):
                           is in TOKENS (one not in it would silently become <unk>)
   durations DATA_DIR      data/<set>/{text_phn,phones.ctm,utt2num_frames} -> data/<set>/durations (frames per
                           token, from the true espeak-ng phone times; local_models.jdit.durations)
+  closures DATA_DIR       data/<set>/{wav.scp,phones.ctm} -> data/<set>/phones_closure.ctm: the same phone times with
+                          each stop's closure given to the stop (espeak-ng's events give it to the phone before;
+                          local_models.common.synth.closures_to_following)
 Errors name the file and line.
 """
 from __future__ import annotations
@@ -81,25 +84,58 @@ def cmd_shape(args) -> int:
     return 0
 
 
+def read_ctm(path: Path) -> dict:
+    """{utt: [(start_s, dur_s, phone), ...]} of a CTM file, in file order."""
+    ctm = {}
+    for lineno, line in iter_lines(path):
+        f = line.split()
+        if len(f) != 5:
+            raise DataDirError(path, lineno, "expected 5 fields: utt chan start dur phone")
+        try:
+            ctm.setdefault(f[0], []).append((float(f[2]), float(f[3]), f[4]))
+        except ValueError:
+            raise DataDirError(path, lineno, f"start / duration are not numbers: {line.strip()!r}") from None
+    return ctm
+
+
 def cmd_durations(args) -> int:
     d = Path(args.data_dir)
     tokens = _read_token_table(d / "text_phn")
     num_frames = {u: int(v) for u, v in read_table(d / "utt2num_frames").items()}
-    ctm = {}
-    for lineno, line in iter_lines(d / "phones.ctm"):
-        f = line.split()
-        if len(f) != 5:
-            raise DataDirError(d / "phones.ctm", lineno, "expected 5 fields: utt chan start dur phone")
-        ctm.setdefault(f[0], []).append((float(f[2]), float(f[3]), f[4]))
+    ctm = read_ctm(d / args.ctm)
     out, cost, n_tok = {}, 0.0, 0
     for utt, toks in tokens.items():
         if utt not in ctm or utt not in num_frames:
-            raise DataDirError(d / ("phones.ctm" if utt not in ctm else "utt2num_frames"), None, f"no entry for {utt}")
+            raise DataDirError(d / (args.ctm if utt not in ctm else "utt2num_frames"), None, f"no entry for {utt}")
         frames, c = durations.token_frames(toks, ctm[utt], num_frames[utt], args.sample_rate, args.hop_length)
         out[utt], cost, n_tok = frames, cost + c, n_tok + len(toks)
-    write_table(d / "durations", out)
-    print(f"jdit_text durations: {d}: {len(out)} utterances, alignment cost {cost / max(1, n_tok):.3f} per token "
-          f"(0 = every espeak phone matched its jamo) -> {d / 'durations'}", file=sys.stderr)
+    write_table(d / args.out, out)
+    print(f"jdit_text durations: {d / args.ctm}: {len(out)} utterances, alignment cost {cost / max(1, n_tok):.3f} "
+          f"per token (0 = every espeak phone matched its jamo) -> {d / args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_closures(args) -> int:
+    from local_models.common.audio import load_audio
+    from local_models.common.synth import closures_to_following
+
+    d = Path(args.data_dir)
+    ctm, wavs = read_ctm(d / "phones.ctm"), read_table(d / "wav.scp")
+    lines, moved = [], []
+    for utt, phones in ctm.items():
+        if utt not in wavs:
+            raise DataDirError(d / "wav.scp", None, f"no entry for {utt} (it is in phones.ctm)")
+        wave, sr = load_audio(wavs[utt])
+        ends = [round(s * sr) for s, _, _ in phones] + [round((phones[-1][0] + phones[-1][1]) * sr)]
+        bounds = [min(b, len(wave)) for b in ends]  # ms-rounded times may overshoot the last sample
+        segs = [(p, a, b) for (_, _, p), a, b in zip(phones, bounds, bounds[1:])]
+        new = closures_to_following(segs, wave, sr)
+        moved += [(a - b) / sr for (_, a, _), (_, b, _) in zip(segs, new) if a != b]
+        lines += [f"{utt} 1 {a / sr:.3f} {(b - a) / sr:.3f} {p}\n" for p, a, b in new]
+    with atomic_open(d / "phones_closure.ctm") as f:
+        f.writelines(lines)
+    print(f"jdit_text closures: {d / 'phones.ctm'}: {len(moved)} closures moved to the following phone (mean "
+          f"{1000 * sum(moved) / max(1, len(moved)):.1f} ms) -> {d / 'phones_closure.ctm'}", file=sys.stderr)
     return 0
 
 
@@ -126,8 +162,13 @@ def get_parser():
     s = sub.add_parser("durations", help="frames per token from phones.ctm (mini corpus)")
     s.add_argument("--sample-rate", type=int, default=22050)
     s.add_argument("--hop-length", type=int, default=256)
+    s.add_argument("--ctm", default="phones.ctm", help="phone times in DATA_DIR (default: %(default)s)")
+    s.add_argument("--out", default="durations", help="output file in DATA_DIR (default: %(default)s)")
     s.add_argument("data_dir", metavar="DATA_DIR")
     s.set_defaults(func=cmd_durations)
+    s = sub.add_parser("closures", help="phones.ctm with stop closures given to the stop -> phones_closure.ctm")
+    s.add_argument("data_dir", metavar="DATA_DIR")
+    s.set_defaults(func=cmd_closures)
     return p
 
 

@@ -298,6 +298,36 @@ def _tile_phones(events: Sequence[Tuple[str, int]], num_samples: int) -> List[Tu
     return phones
 
 
+def closures_to_following(phones: Sequence[Tuple[str, int, int]], wave: np.ndarray, sample_rate: int,
+                          win_ms: float = 5.0, drop_db: float = 15.0, min_ms: float = 10.0,
+                          ) -> List[Tuple[str, int, int]]:
+    """Phones [(label, start, end)] (samples, tiling the wave) with each stop closure given to its stop.
+
+    espeak-ng renders a stop's closure (its "pre-pause", ~25-60 ms of near silence) before the stop's phoneme
+    event (synthesize.c: DoPause(prepause) comes before DoPhonemeMarker), so its event times give the closure to
+    the phone before. Phonetic segmentation (TIMIT's closure + release, forced aligners) gives it to the stop.
+    Here, at every boundary after a non-pause phone, the run of win_ms windows just before the boundary whose
+    level stays drop_db below that phone's typical level (90th percentile of its window levels) moves to the
+    following phone, if it lasts min_ms or more; the phone before keeps at least one window."""
+    w = max(1, int(round(win_ms * sample_rate / 1000)))
+    min_windows = max(1, int(np.ceil(min_ms / win_ms)))
+    x = np.asarray(wave, dtype=np.float64)
+    out = [list(p) for p in phones]
+    for k in range(1, len(out)):
+        label, start, end = out[k - 1]
+        b = out[k][1]
+        n = (b - start) // w  # whole windows of the previous phone, aligned to the boundary
+        if label == SIL or n < 2:
+            continue
+        frames = x[b - n * w:b].reshape(n, w)
+        level = 10 * np.log10(np.mean(frames ** 2, axis=1) + 1e-12)[::-1]  # level[0]: the window before b
+        quiet = level < np.percentile(level, 90) - drop_db
+        run = int(np.argmin(quiet)) if not quiet.all() else n - 1
+        if run >= min_windows:
+            out[k - 1][2] = out[k][1] = b - run * w
+    return [tuple(p) for p in out]
+
+
 def resample(utt: Utterance, sample_rate: int) -> Utterance:
     """Resample with a polyphase filter; phone boundaries are scaled and re-tiled."""
     if sample_rate == utt.sample_rate:

@@ -15,8 +15,9 @@
 #         6 decode every test set, streaming beam search: known language (every system), LID-free (vanilla
 #           by script, multisoftmax_lid by its LID head, + oracle, + early switch-off grid, paper Table 7)
 #         7 score: WER / WERR / LID accuracy / #params -> RESULTS.md (paper Tables 2-7), exp/results.json
-# Any data dir with wav.scp, text and utt2lid can be decoded and scored: ./run.sh --stage 2 --test_sets "my_set"
-# (stages 2, 3, 6, 7 then also process it; its languages must be among --langs).
+# Any data dir with wav.scp, text and utt2lid can be decoded and scored: ./run.sh --stage 6 --test_sets "my_set"
+# (stage 6 extracts its features and units when stages 2-3 have not; after changing its files, run from stage 2;
+# its languages must be among --langs).
 # Usage: ./run.sh [--stage N] [--stop-stage M] [--nj J] [--langs "en hi ta gu"] [--train_config_suffix _tiny]
 #        mini corpus size: [--mini-train-min "en=24 hi=24 ta=8 gu=8"] [--mini-dev-min 1] [--mini-test-min 1]
 #                          [--mini-train-spk 24] [--mini-dev-spk 4]
@@ -204,11 +205,26 @@ decode() {
 }
 
 if stage_enabled 6; then
+    # a --test_sets data dir that stages 2-3 never saw (your own wav.scp + text + utt2lid): prepare it now, as
+    # they would (units from the training sets, unchanged)
+    for x in ${test_sets}; do
+        if [ ! -f "dump/fbank/${x}/feats.scp" ]; then
+            require "data/${x}/wav.scp" "stage 1 (data) or your --test_sets data dir"
+            validate_data_dir --no-feats "data/${x}"
+            log "Stage 6: data/${x} has no features yet: extracting them (stage 2's step)"
+            extract "${x}"
+        fi
+        if [ ! -f "data/${x}/text_norm" ]; then
+            require "data/${x}/utt2lid" "stage 1 (data) or your --test_sets data dir"
+            validate_data_dir --no-feats --no-wav "data/${x}"
+            log "Stage 6: data/${x} has no text_norm yet: stage 3's units for ${sets} ${extra_sets}"
+            python -m local_models.bin.indic_units --langs "${langs}" --sets "${sets} ${extra_sets}" data data/lang
+        fi
+    done
     for s in $(expand_systems) $(for f in ${finetune}; do for l in ${langs}; do printf 'ft_%s_%s ' "${f}" "${l}"; done; done); do
         [ -e "exp/${s}/valid.loss.best.pth" ] || { log "Stage 6: skip ${s} (not trained)"; continue; }
         l=$(lang_of "${s}")
         for x in ${test_sets}; do
-            require "dump/fbank/${x}/feats.scp" "stage 2 (features)"
             # a monolingual (or finetuned) model decodes only the sets that hold its language
             if [ -n "${l}" ] && ! cut -d' ' -f2 "data/${x}/utt2lid" | grep -qx "${l}"; then continue; fi
             log "Stage 6: decode ${x} with ${s} (language known) -> exp/${s}/decode_${x}/known"

@@ -7,7 +7,8 @@
 #           -> dump/<set>/feats.*.{ark,scp}, data/<set>/{feats.scp,utt2num_frames}, dump/<set>/feats_shape,
 #           train statistics for `normalize: global_mvn` -> dump/train/feats_stats.npz
 #         3 text: jamo phoneme tokens data/<set>/text_phn, ESPnet token list data/token_list/phn/tokens.txt,
-#           dump/<set>/text_shape.phn; mini corpus: data/<set>/durations (frames per token, from phones.ctm)
+#           dump/<set>/text_shape.phn; mini corpus: data/<set>/durations (frames per token, from phones.ctm) and
+#           data/<set>/durations_closure (the same with each stop's closure given to the stop)
 #         4 training through ESPnet2's TTS task, each system into exp/tts_<system> (resumes from its last
 #           checkpoint): jdit = JDI-T in ONE stage from scratch (no teacher, no external aligner); with
 #           --train-pwg true also the Parallel WaveGAN vocoder on the train wavs + mels (parallel-wavegan's
@@ -19,7 +20,8 @@
 #         6 scoring: MCD (DTW) / log-F0 RMSE against the recordings (both at ${mcd_sample_rate} Hz), duration
 #           accuracy against the true durations (mini corpus), attention failures of the AR models, RTF, and the
 #           speed benchmark at equal output lengths (benchmarks/kss_speed.py) -> exp/results.json, RESULTS.md
-# Any data dir with wav.scp + text can be added to --test-sets (stage 2 skips sets without wav.scp).
+# Any data dir with text (+ wav.scp to be scored) can be synthesised: ./run.sh --stage 5 --test-sets "my_set" (stage 5
+# makes its features and tokens when stages 2-3 have not; after changing its files, rerun from stage 2).
 set -euo pipefail
 cd "$(dirname "$0")"
 . ./path.sh
@@ -60,6 +62,46 @@ if stage_enabled 1; then
     local/data.sh --kss-dev "${kss_dev}" --kss-test "${kss_test}" --mini-utts "${mini_utts}" --seed "${seed}" --nj "${nj}"
 fi
 
+# make_feats SET: stage 2 for one data dir (log-mels -> dump/SET, data/SET/{feats.scp,utt2num_frames})
+make_feats() {
+    local x=$1 n jobs
+    require "data/${x}/text" "stage 1 (data) or your own data dir with wav.scp + text"
+    log "Stage 2: log-mel features of data/${x} -> dump/${x}"
+    validate_data_dir --no-feats "data/${x}"
+    rm -rf "dump/${x}/feats."* "dump/${x}/log"   # shards of an earlier run with another nj
+    n=$(wc -l < "data/${x}/utt2spk"); jobs=$(( n < nj ? n : nj ))
+    split_data "data/${x}" "${jobs}"
+    ${decode_cmd} JOB=1:"${jobs}" "dump/${x}/log/feats.JOB.log" \
+        extract_feats $(cat conf/fbank.conf) "data/${x}/split${jobs}/JOB" "dump/${x}/feats.JOB"
+    for f in scp:data/${x}/feats.scp utt2num_frames:data/${x}/utt2num_frames shape:dump/${x}/feats_shape; do
+        cat "dump/${x}"/feats.*."${f%%:*}" | sort > "${f#*:}.tmp"
+        mv "${f#*:}.tmp" "${f#*:}"
+    done
+    validate_data_dir "data/${x}"
+}
+
+# make_text SET: stage 3 for one data dir (jamo tokens data/SET/text_phn, their shapes, true durations if the
+# set has phones.ctm); the token list must exist
+make_text() {
+    local x=$1
+    require "data/${x}/text" "stage 1 (data) or your own data dir with wav.scp + text"
+    log "Stage 3: jamo phoneme tokens data/${x}/text -> data/${x}/text_phn"
+    python -m local_models.bin.jdit_text g2p --unknown "${unknown_chars}" "data/${x}"
+    mkdir -p "dump/${x}"
+    python -m local_models.bin.jdit_text shape "data/${x}/text_phn" "${token_list}" "dump/${x}/text_shape.phn"
+    if [ -f "data/${x}/phones.ctm" ]; then
+        require "data/${x}/utt2num_frames" "stage 2 (features)"
+        log "Stage 3: reference durations from the true phone times -> data/${x}/durations"
+        python -m local_models.bin.jdit_text durations --sample-rate "$(conf_value --sample-rate)" \
+            --hop-length "$(conf_value --hop-length)" "data/${x}"
+        # espeak-ng emits a stop's phone event after its closure: a second reference gives the closure to the stop
+        log "Stage 3: the same with stop closures given to the stop -> data/${x}/durations_closure"
+        python -m local_models.bin.jdit_text closures "data/${x}"
+        python -m local_models.bin.jdit_text durations --sample-rate "$(conf_value --sample-rate)" \
+            --hop-length "$(conf_value --hop-length)" --ctm phones_closure.ctm --out durations_closure "data/${x}"
+    fi
+}
+
 if stage_enabled 2; then
     for x in ${sets}; do
         require "data/${x}/text" "stage 1 (data) or your own data dir with wav.scp + text"
@@ -67,41 +109,19 @@ if stage_enabled 2; then
             log "Stage 2: data/${x} has no wav.scp (text only): no features"
             continue
         fi
-        log "Stage 2: log-mel features of data/${x} -> dump/${x}"
-        validate_data_dir --no-feats "data/${x}"
-        rm -rf "dump/${x}/feats."* "dump/${x}/log"   # shards of an earlier run with another nj
-        n=$(wc -l < "data/${x}/utt2spk"); jobs=$(( n < nj ? n : nj ))
-        split_data "data/${x}" "${jobs}"
-        ${decode_cmd} JOB=1:"${jobs}" "dump/${x}/log/feats.JOB.log" \
-            extract_feats $(cat conf/fbank.conf) "data/${x}/split${jobs}/JOB" "dump/${x}/feats.JOB"
-        for f in scp:data/${x}/feats.scp utt2num_frames:data/${x}/utt2num_frames shape:dump/${x}/feats_shape; do
-            cat "dump/${x}"/feats.*."${f%%:*}" | sort > "${f#*:}.tmp"
-            mv "${f#*:}.tmp" "${f#*:}"
-        done
-        validate_data_dir "data/${x}"
+        make_feats "${x}"
     done
     log "Stage 2: global mean / variance of data/${train_set} -> dump/${train_set}/feats_stats.npz"
     python -m local_models.bin.feats_stats "data/${train_set}/feats.scp" "dump/${train_set}/feats_stats.npz"
 fi
 
 if stage_enabled 3; then
-    for x in ${sets}; do
-        require "data/${x}/text" "stage 1 (data)"
-        log "Stage 3: jamo phoneme tokens data/${x}/text -> data/${x}/text_phn"
-        python -m local_models.bin.jdit_text g2p --unknown "${unknown_chars}" "data/${x}"
-    done
+    for x in ${sets}; do require "data/${x}/text" "stage 1 (data)"; done
+    # the token list first (from train): every set's shapes are checked against it
+    python -m local_models.bin.jdit_text g2p --unknown "${unknown_chars}" "data/${train_set}"
     log "Stage 3: token list of data/${train_set} -> ${token_list}"
     python -m local_models.bin.jdit_text token-list "data/${train_set}/text_phn" "${token_list}"
-    for x in ${sets}; do
-        mkdir -p "dump/${x}"
-        python -m local_models.bin.jdit_text shape "data/${x}/text_phn" "${token_list}" "dump/${x}/text_shape.phn"
-        if [ -f "data/${x}/phones.ctm" ]; then
-            require "data/${x}/utt2num_frames" "stage 2 (features)"
-            log "Stage 3: reference durations from the true phone times -> data/${x}/durations"
-            python -m local_models.bin.jdit_text durations --sample-rate "$(conf_value --sample-rate)" \
-                --hop-length "$(conf_value --hop-length)" "data/${x}"
-        fi
-    done
+    for x in ${sets}; do make_text "${x}"; done
 fi
 
 # config_of SYSTEM: its ESPnet2 training config
@@ -191,7 +211,9 @@ fi
 if stage_enabled 5; then
     [ "${vocoder_model}" = griffin_lim ] || require "${vocoder_model}" "stage 4 (vocoder training)"
     for x in ${test_sets}; do
-        require "data/${x}/text_phn" "stage 3 (text)"
+        # a data dir that stages 2-3 never saw (your own wav.scp + text): prepare it now, as they would
+        if [ -f "data/${x}/wav.scp" ] && [ ! -f "data/${x}/feats.scp" ]; then make_feats "${x}"; fi
+        if [ ! -f "data/${x}/text_phn" ]; then require "${token_list}" "stage 3 (text)"; make_text "${x}"; fi
         for s in ${systems}; do
             require "exp/tts_${s}/config.yaml" "stage 4 (training ${s})"
             log "Stage 5: synthesise data/${x} with ${s} + ${vocoder} -> exp/tts_${s}/decode_${x}"

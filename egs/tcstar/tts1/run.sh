@@ -10,7 +10,8 @@
 #           WORLD-synthesised wavs (exp/<spk>/<system>/decode_<set>)
 #         6 score: exp/results.json, RESULTS.md (paper Table 2 shape), F0 histograms (Fig. 2)
 # Any data dir with wav.scp + text (lab.scp optional; any sample rate, resampled to 16 kHz) can be decoded and
-# scored: ./run.sh --stage 2 --test_sets "my_set". Set <spk>_* is decoded by speaker <spk>'s models, any other
+# scored: ./run.sh --stage 5 --test_sets "my_set" (stage 5 makes its labels and features when stages 2-3 have
+# not; after changing its files, rerun from stage 2). Set <spk>_* is decoded by speaker <spk>'s models, any other
 # set by every speaker's. Speed (paper Table 3, Fig. 3) is measured by benchmarks/salad_latency.py.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -52,6 +53,23 @@ models_for() {
     echo "${speakers}"
 }
 
+# make_labels SET: stage 2 for one data dir (lab.scp; utterances without a label get the front end + alignment)
+make_labels() {
+    require "data/$1/wav.scp" "stage 1 (data) or your own data dir with wav.scp + text"
+    validate_data_dir --no-feats "data/$1"
+    log "Stage 2: labels of data/$1 (utterances without one get front end + espeak-ng alignment)"
+    python -m local_models.bin.salad_label --nj "${nj}" "data/$1"
+}
+
+# test_feats SET SPK: stage 3 for one test set, on the duration scale of SPK's training data -> dump/SPK/SET
+test_feats() {
+    require "data/$1/lab.scp" "stage 2 (labels)"
+    require "dump/$2/train/max_dur_frames" "stage 3 (features of ${2}'s training set)"
+    log "Stage 3: features of $1 (duration scale of $2) -> dump/$2/$1"
+    python -m local_models.bin.salad_dump feats --questions "${questions}" --f0-method "${f0_method}" \
+        --nj "${nj}" --max-dur-frames "$(cat "dump/$2/train/max_dur_frames")" "data/$1" "dump/$2/$1"
+}
+
 if stage_enabled 1; then
     log "Stage 1: data -> data/<spk>_{train,valid,test}"
     local/data.sh --mini-utts "${mini_utts}" --seed "${seed}" --nj "${nj}" --speakers "${speakers}"
@@ -60,10 +78,7 @@ fi
 if stage_enabled 2; then
     for spk in ${speakers}; do for x in train valid test; do sets+=" ${spk}_${x}"; done; done
     for x in $(echo "${sets:-} ${test_sets}" | tr ' ' '\n' | awk 'NF && !seen[$0]++'); do
-        require "data/${x}/wav.scp" "stage 1 (data) or your own data dir with wav.scp + text"
-        validate_data_dir --no-feats "data/${x}"
-        log "Stage 2: labels of data/${x} (utterances without one get front end + espeak-ng alignment)"
-        python -m local_models.bin.salad_label --nj "${nj}" "data/${x}"
+        make_labels "${x}"
     done
 fi
 
@@ -88,12 +103,7 @@ if stage_enabled 3; then
         echo "${streams} ${window} ${f0_method}" > "${d}/train_windows/layout"
     done
     for x in ${test_sets}; do
-        require "data/${x}/lab.scp" "stage 2 (labels)"
-        for spk in $(models_for "${x}"); do
-            log "Stage 3: features of ${x} (duration scale of ${spk}) -> dump/${spk}/${x}"
-            python -m local_models.bin.salad_dump feats --questions "${questions}" --f0-method "${f0_method}" \
-                --nj "${nj}" --max-dur-frames "$(cat "dump/${spk}/train/max_dur_frames")" "data/${x}" "dump/${spk}/${x}"
-        done
+        for spk in $(models_for "${x}"); do test_feats "${x}" "${spk}"; done
     done
 fi
 
@@ -124,8 +134,10 @@ fi
 
 if stage_enabled 5; then
     for x in ${test_sets}; do
+        # a data dir that stages 2-3 never saw (your own wav.scp + text): its labels and features now, as they would
+        [ -f "data/${x}/lab.scp" ] || make_labels "${x}"
         for spk in $(models_for "${x}"); do
-            require "dump/${spk}/${x}/ling.scp" "stage 3 (features)"
+            [ -f "dump/${spk}/${x}/ling.scp" ] || test_feats "${x}" "${spk}"
             for s in ${systems}; do
                 out=exp/${spk}/${s}/decode_${x}
                 log "Stage 5: decode ${x} with ${spk}/${s} -> ${out}"

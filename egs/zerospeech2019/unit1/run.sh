@@ -13,7 +13,8 @@
 #           (exp/inverter_<system>/resynth_<set>/<voice>/wav)
 #         9 score: exp/results.json, RESULTS.md (paper Tables 1-3 shapes), exp/images/
 # Any data dir with a wav.scp (any sample rate: resampled to 16 kHz) can be encoded, its bitrate measured
-# (ABX too with a phones.ctm or abx.item) and resynthesised: ./run.sh --stage 2 --test-sets "my_set".
+# (ABX too with a phones.ctm or abx.item) and resynthesised: ./run.sh --stage 5 --test-sets "my_set" (the decode
+# stages extract its features, and its ABX items from a phones.ctm, when stages 2-3 have not).
 set -euo pipefail
 cd "$(dirname "$0")"
 . ./path.sh
@@ -87,6 +88,23 @@ extract() {
     cat "${d}"/feats.*.shape | LC_ALL=C sort > "${d}/feats.shape.tmp" && mv "${d}/feats.shape.tmp" "${d}/feats.shape"
 }
 
+# test_feats FEAT SET: features of a test set for the decode stages; a data dir that stage 2 never saw (your
+# own wav.scp) is extracted now, as stage 2 would (extract returns at once when they are up to date)
+test_feats() {
+    require "data/$2/wav.scp" "stage 1 (data) or your own data dir with a wav.scp"
+    if [ ! -f "dump/$1/$2/feats.scp" ]; then
+        log "data/$2 has no $1 features yet: extracting them (stage 2's step)"
+        validate_data_dir --no-text --no-feats "data/$2"
+    fi
+    extract "$1" "$2"
+}
+
+# make_items SET: the ABX item file of data/SET from its phone alignments (data/SET/phones.ctm)
+make_items() {
+    log "Stage 3: ABX items of $1 (triphones, across speaker) -> data/$1/abx.item"
+    python -m local_models.bin.vqvae_make_items --ctm "data/$1/phones.ctm" --utt2spk "data/$1/utt2spk" --out "data/$1/abx.item"
+}
+
 # holdout DIR: every k-th utterance (k = 20, smaller for tiny sets so that at least 2 are held out) of
 # DIR/feats.{scp,shape} -> DIR/{tr,cv}.{scp,shape} (the trainer's train / valid sets)
 holdout() {
@@ -125,8 +143,7 @@ fi
 if stage_enabled 3; then
     for x in ${test_sets}; do
         if [ -f "data/${x}/phones.ctm" ]; then
-            log "Stage 3: ABX items of ${x} (triphones, across speaker) -> data/${x}/abx.item"
-            python -m local_models.bin.vqvae_make_items --ctm "data/${x}/phones.ctm" --utt2spk "data/${x}/utt2spk" --out "data/${x}/abx.item"
+            make_items "${x}"
         elif [ ! -f "data/${x}/abx.item" ]; then
             log "Stage 3: ${x} has no phones.ctm and no abx.item: its ABX will not be computed (bitrate only)"
         fi
@@ -164,8 +181,8 @@ if stage_enabled 5; then
     for s in ${systems}; do
         read -r feat _ <<< "$(system_conf "${s}")"
         for x in ${test_sets}; do
+            test_feats "${feat}" "${x}"
             log "Stage 5: encode ${x} with ${s} -> exp/${s}/codes_${x}"
-            require "dump/${feat}/${x}/feats.scp" "stage 2 (features)"
             blist=""
             [ -f "data/${x}/bitrate_list" ] && blist="--bitrate-list data/${x}/bitrate_list"
             # durations of the audio as read (data/<set>/utt2dur need not exist for a user's set)
@@ -180,7 +197,10 @@ if stage_enabled 6; then
     ref=""
     [ "${abx_reference}" = true ] && ref="--reference"
     for x in ${test_sets}; do
+        # a set that stage 3 never saw: its items now
+        [ -f "data/${x}/abx.item" ] || [ ! -f "data/${x}/phones.ctm" ] || make_items "${x}"
         [ -f "data/${x}/abx.item" ] || { log "Stage 6: no data/${x}/abx.item: no ABX for ${x}"; continue; }
+        test_feats mfcc "${x}"
         log "Stage 6: ABX on ${x}: raw MFCC reference row and every system (ours${ref:+ + zerospeech-libriabx2})"
         # librosa frames are centred at t * 10 ms; codes at 40 t + 15 ms (model.py)
         python -m local_models.bin.vqvae_abx --feats "dump/mfcc/${x}/feats.scp" --items "data/${x}/abx.item" \
@@ -226,7 +246,7 @@ if stage_enabled 8; then
     first_voice=${voices%% *}
     for x in ${test_sets}; do
         out=${inv}/resynth_${x}
-        require "dump/${feat}/${x}/feats.scp" "stage 2 (features)"
+        test_feats "${feat}" "${x}"
         # <utt> <voice>: the synthesis list, else every utterance in the first voice
         mkdir -p "${inv}"
         if [ -f "data/${x}/synthesis_list" ]; then
