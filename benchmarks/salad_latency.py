@@ -6,10 +6,14 @@ weights random unless --trained, since speed does not depend on them), batch 1, 
 a speaker's dump plus long inputs (test files concatenated) up to --max-seconds of speech. Each dot = one
 synthesis (best of --repeats). A RANSAC linear fit (scikit-learn) of latency on length gives the latency at
 --max-seconds (Table 3's "max. latency"); the speed-up over Big RNN is taken from the measured latency of the longest input
-(full attention is quadratic in length, so a line fitted through all lengths understates it). Precision fp32, or bf16 autocast
-(the CPU's AMX units), or both; thread count stated. Writes <recipe>/exp/latency.json and exp/images/latency.png.
+(full attention is quadratic in length, so a line fitted through all lengths understates it). Precisions: fp32,
+bf16 autocast (AVX512-BF16 / AMX where the CPU has them), int8 dynamic quantisation of every Linear and LSTM
+(VNNI / AMX int8); both models of a comparison always run in the same precision. Thread count stated.
+With --mcd, every precision also synthesises the speaker's test set with the trained models (exp/<spk>/<system>)
+and scores it (MCD against the reference), so the speed of a precision comes with its distortion.
+Writes <recipe>/exp/latency.json and exp/images/latency_<precision>.png.
 
-  python benchmarks/salad_latency.py [--recipe egs/tcstar/tts1] [--precision fp32 bf16] [--threads 2]
+  python benchmarks/salad_latency.py [--recipe egs/tcstar/tts1] [--precision fp32 bf16 int8] [--threads 2] [--mcd]
 """
 import argparse
 import json
@@ -29,7 +33,9 @@ def get_parser():
     p.add_argument("--systems", default="small_rnn small_salad big_rnn big_salad big_salad_win")
     p.add_argument("--config-suffix", default="", help="'' paper sizes, _tiny the mini-corpus sizes")
     p.add_argument("--trained", action="store_true", help="time exp/<speaker>/<system> (trained weights)")
-    p.add_argument("--precision", nargs="+", default=["fp32", "bf16"], choices=["fp32", "bf16"])
+    p.add_argument("--precision", nargs="+", default=["fp32", "bf16", "int8"], choices=["fp32", "bf16", "int8"])
+    p.add_argument("--mcd", action="store_true",
+                   help="score each precision's synthesis of the test set with the trained models (MCD, dB)")
     p.add_argument("--threads", type=int, default=2, help="torch threads (say in your report whether the CPU was idle)")
     p.add_argument("--max-seconds", type=float, default=35.0)
     p.add_argument("--long-steps", type=int, default=7, help="long inputs, evenly spaced up to --max-seconds")
@@ -68,27 +74,45 @@ def inputs(recipe: Path, speaker: str, max_files: int, max_s: float, steps: int)
     return out
 
 
-def build(recipe: Path, system: str, suffix: str, idim: int, trained: bool, speaker: str):
+def build(recipe: Path, system: str, suffix: str, idim: int, trained: bool, speaker: str, precision: str):
     import torch
     import yaml
 
-    from local_models.salad.model import build as build_net
+    from local_models.salad.model import build as build_net, for_precision
     from local_models.salad.task import load_trained
 
     if trained:
-        return load_trained(recipe / "exp" / speaker / system).net
+        return load_trained(recipe / "exp" / speaker / system, precision=precision).net
     conf = yaml.safe_load((recipe / "conf" / "tuning" / f"train_{system}{suffix}.yaml").read_text())
     torch.manual_seed(0)
-    return build_net(conf["model"], idim, **conf["model_conf"]).eval()
+    return for_precision(build_net(conf["model"], idim, **conf["model_conf"]).eval(), precision)
+
+
+def test_mcd(recipe: Path, speaker: str, system: str, precision: str) -> float:
+    """Pooled MCD (dB) of the trained model's synthesis of <speaker>_test in `precision` (as salad_decode scores)."""
+    import kaldiio
+
+    from local_models.common.datadir import read_table
+    from local_models.salad import acoustic
+    from local_models.salad.task import load_trained
+
+    model = load_trained(recipe / "exp" / speaker / system, precision=precision)
+    dump = recipe / "dump" / speaker / f"{speaker}_test"
+    ling, ref = read_table(dump / "ling.scp"), read_table(dump / "acou.scp")
+    per_utt = [acoustic.scores(np.asarray(kaldiio.load_mat(ref[u])), model.synthesise_frames(kaldiio.load_mat(ling[u])))
+               for u in sorted(ling)]
+    return float(acoustic.pool_scores(per_utt)["mcd_db"])
 
 
 def time_one(net, x: np.ndarray, precision: str, repeats: int) -> float:
     import torch
 
+    from local_models.salad.model import precision_context
+
     t = torch.tensor(x)[None]
     lengths = torch.tensor([len(x)])
     best = float("inf")
-    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
+    with torch.inference_mode(), precision_context(precision):
         for _ in range(repeats):
             start = time.perf_counter()
             net(t, lengths)
@@ -133,6 +157,7 @@ def main(argv=None):
     import torch
 
     from local_models.common.results import hardware
+    from local_models.salad.model import dense_macs_per_frame
 
     torch.set_num_threads(args.threads)
     recipe = Path(args.recipe).resolve()
@@ -142,26 +167,45 @@ def main(argv=None):
     if "bf16" in args.precision and not any("bf16" in f for f in flags):
         print(f"salad_latency: this CPU has no native bf16 ({' '.join(flags) or 'no flags read'}): bf16 autocast "
               "is emulated and says nothing about AMX machines", flush=True)
+    if args.mcd:
+        missing = [s for s in args.systems.split() if not (recipe / "exp" / args.speaker / s / "config.yaml").is_file()]
+        if missing:
+            raise SystemExit(f"salad_latency: --mcd needs trained models: exp/{args.speaker}/{{{','.join(missing)}}} "
+                             "missing (run.sh stage 4)")
     report = {"threads": args.threads, "hardware": hardware(), "cpu_flags": flags, "max_seconds": args.max_seconds,
               "config_suffix": args.config_suffix, "trained": args.trained, "by_precision": {}}
     for prec in args.precision:
-        points, fits, params = {}, {}, {}
+        points, fits, params, mcd, macs = {}, {}, {}, {}, {}
         for s in args.systems.split():
-            net = build(recipe, s, args.config_suffix, idim, args.trained, args.speaker)
-            params[s] = sum(p.numel() for p in net.parameters())
+            net = build(recipe, s, args.config_suffix, idim, args.trained, args.speaker, prec)
+            # int8 packs its weights out of parameters(): count them on the fp32 network
+            fp32 = net if prec != "int8" else build(recipe, s, args.config_suffix, idim, args.trained, args.speaker,
+                                                    "fp32")
+            params[s] = sum(p.numel() for p in fp32.parameters())
+            macs[s] = dense_macs_per_frame(fp32)
             time_one(net, data[0][1], prec, 1)  # warm-up (allocator, oneDNN kernels)
             points[s] = [(len(x) * SHIFT_S, time_one(net, x, prec, args.repeats)) for _, x in data]
             fits[s] = ransac(*zip(*points[s]), at=args.max_seconds)
             # the longest input as measured: full attention is quadratic, and RANSAC's line can call the
             # long points outliers, so speed-ups are taken from this, not from the fit
             fits[s]["measured_at_max_s"] = max(points[s])[1]
+            if args.mcd:
+                mcd[s] = test_mcd(recipe, args.speaker, s, prec)
             print(f"{prec} {s}: {params[s] / 1e6:.2f} M params, latency at {args.max_seconds:.0f} s "
-                  f"{fits[s]['latency_at_max_s']:.3f} s (slope {fits[s]['slope']:.4f})", flush=True)
+                  f"{fits[s]['latency_at_max_s']:.3f} s (measured {fits[s]['measured_at_max_s']:.3f} s, slope "
+                  f"{fits[s]['slope']:.4f})" + (f", test MCD {mcd[s]:.2f} dB" if s in mcd else ""), flush=True)
         base = fits.get("big_rnn", {}).get("measured_at_max_s")
         for s, f in fits.items():
             f["speedup_vs_big_rnn"] = base / f["measured_at_max_s"] if base else None
             f["params"] = params[s]
+            # achieved throughput on the dense work: SALAD's is matrix-matrix (all frames at once), the LSTM's
+            # recurrent part matrix-vector (frame by frame), so their ratio bounds the speed-up
+            f["dense_macs_per_frame"] = macs[s]
+            f["dense_gflops_at_max_s"] = 2 * macs[s] * args.max_seconds / SHIFT_S / f["measured_at_max_s"] / 1e9
         report["by_precision"][prec] = {"fits": fits, "points": points}
+        if mcd:
+            report["by_precision"][prec]["test_mcd_db"] = mcd
+            report["mcd_speaker"] = args.speaker
         plot(points, fits, recipe / "exp" / "images" / f"latency_{prec}.png",
              f"CPU inference time, {prec}, {args.threads} thread(s) (paper Fig. 3)")
     # the headline (RESULTS.md Table 3): fp32 when measured, as the paper

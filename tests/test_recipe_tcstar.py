@@ -89,3 +89,36 @@ def test_empty_transcript_is_a_clear_error(recipe):
     assert proc.returncode != 0
     assert "text:2" in proc.stderr and "empty transcript" in proc.stderr
     assert not (d / "lab.scp").exists()
+
+
+def test_latency_benchmark_per_precision_with_distortion(recipe):
+    """benchmarks/salad_latency.py times every precision (both models of a ratio in the same one), scores the
+    trained models' synthesis in each precision, and stage 6 turns it into Table 3 + the acceptance lines."""
+    import subprocess
+    import sys
+
+    py = str(ROOT / "tools" / "venv" / "bin" / "python")
+    common = ["--recipe", str(recipe), "--max-seconds", "1.5", "--long-steps", "2", "--max-files", "2",
+              "--repeats", "1", "--precision", "fp32", "int8"]
+    proc = subprocess.run([py, str(ROOT / "benchmarks" / "salad_latency.py"), *common, "--trained", "--mcd",
+                           "--systems", "big_salad big_salad_win", "--out", str(recipe / "exp" / "lat_mcd.json")],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rep = json.loads((recipe / "exp" / "lat_mcd.json").read_text())
+    decoded = json.loads((recipe / "exp" / "M1" / "big_salad" / "decode_M1_test" / "scores.json").read_text())
+    # fp32 scoring in the benchmark is the decode stage's scoring
+    assert abs(rep["by_precision"]["fp32"]["test_mcd_db"]["big_salad"] - decoded["mcd_db"]) < 1e-3
+    assert 0 < rep["by_precision"]["int8"]["test_mcd_db"]["big_salad"] < 40
+    # speed at the smoke sizes, Big RNN included, then scoring reads it
+    proc = subprocess.run([py, str(ROOT / "benchmarks" / "salad_latency.py"), *common, "--config-suffix", "_smoke",
+                           "--systems", "big_rnn big_salad big_salad_win"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lat = json.loads((recipe / "exp" / "latency.json").read_text())
+    assert set(lat["by_precision"]) == {"fp32", "int8"} and lat["precision"] == "fp32"
+    assert lat["by_precision"]["int8"]["fits"]["big_rnn"]["speedup_vs_big_rnn"] == 1.0
+    assert lat["by_precision"]["int8"]["fits"]["big_salad"]["params"] == lat["fits"]["big_salad"]["params"] > 0
+    run(recipe, *SMALL, "--stage", "6")
+    md = (recipe / "RESULTS.md").read_text()
+    assert "int8: at 1.5 s [s]" in md and "the 8x target" in md and "windowed - full Big SALAD MCD" in md
+    m = json.loads((recipe / "exp" / "results.json").read_text())["systems"]["M1_big_salad_win"]
+    assert m["speedup_vs_big_rnn_int8"] > 0 and m["latency_35s_measured_fp32"] > 0

@@ -10,7 +10,7 @@ import yaml
 
 from local_models.common.features import ArkStream
 from local_models.salad import acoustic
-from local_models.salad.model import SALAD, _band_attention, build, num_params
+from local_models.salad.model import SALAD, _band_attention, build, for_precision, num_params, precision_context
 
 ROOT = Path(__file__).resolve().parents[1]
 TUNING = ROOT / "egs/tcstar/tts1/conf/tuning"
@@ -99,6 +99,38 @@ def test_windowed_salad_equals_full_when_window_covers_sequence():
     for b in win.blocks:  # a narrow window really changes the output
         b.attn.radius = 2
     assert not torch.allclose(win(x, lengths)[0][0], full(x, lengths)[0][0], atol=1e-3)
+
+
+def test_unpadded_batch_skips_the_mask_and_agrees_with_a_padded_batch():
+    torch.manual_seed(0)
+    net = SALAD(12, 43, emb=16, d_ff=32, num_blocks=2, heads=2).eval()
+    x = torch.randn(2, 30, 12)
+    padded = net(x, torch.tensor([30, 21]))[0]
+    alone = net(x[1:, :21], torch.tensor([21]))[0]  # no padding: the mask-free SDPA call
+    assert torch.allclose(alone[0], padded[1, :21], atol=1e-5)
+
+
+@pytest.mark.parametrize("arch,conf", [("salad", dict(emb=32, d_ff=64, num_blocks=2, heads=4)),
+                                       ("rnn", dict(emb=32, hidden=48))])
+def test_low_precisions_quantise_and_stay_close_to_fp32(arch, conf):
+    torch.manual_seed(0)
+    net = build(arch, 12, 43, **conf).eval()
+    x, lengths = torch.randn(1, 50, 12), torch.tensor([50])
+    with torch.inference_mode():
+        ref = net(x, lengths)[0]
+        q = for_precision(net, "int8")
+        y8 = q(x, lengths)[0]
+        with precision_context("bf16"):
+            y16 = net(x, lengths)[0].float()
+    kinds = {type(m).__module__ for m in q.modules()}
+    assert any("quantized" in k for k in kinds), kinds  # int8 Linear / LSTM kernels, not the fp32 ones
+    assert not any("quantized" in type(m).__module__ for m in net.modules())  # the fp32 net is untouched
+    assert for_precision(net, "fp32") is net
+    for y in (y8, y16):
+        err = (y - ref).norm() / ref.norm()
+        assert 0 < err < 0.05, err  # close to fp32, but really computed another way
+    with pytest.raises(ValueError, match="unknown precision"):
+        for_precision(net, "fp8")
 
 
 @pytest.mark.parametrize("system,paper_m", [("small_rnn", 1.17), ("small_salad", 1.04), ("big_rnn", 9.85),

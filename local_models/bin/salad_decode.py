@@ -23,6 +23,8 @@ def get_parser():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model-dir", required=True, help="exp dir of a trained model (config.yaml + checkpoint)")
     p.add_argument("--model-file", default="valid.mcd.best.pth")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "int8"],
+                   help="inference precision: fp32, bf16 autocast, int8 dynamic quantisation of Linear / LSTM")
     p.add_argument("--num-wavs", type=int, default=10, help="utterances to synthesise (-1: all)")
     p.add_argument("dump", help="feature dump of the set (salad_dump feats)")
     p.add_argument("out_dir")
@@ -79,6 +81,7 @@ def decode(model, dump: Path, out: Path, num_wavs: int) -> dict:
     from local_models.salad.model import num_params
 
     summary = {**acoustic.pool_scores(per_utt.values()), "num_params": num_params(model.net), "wavs": wavs,
+               "precision": model.precision,
                "metric": "MCD c0..c39 frame-pooled, frames paired 1:1 (forced durations, no DTW); F0 RMSE Hz on "
                          "reference-voiced frames with F0 = exp(predicted log-F0); V/UV accuracy over all frames"}
     with open(tmp / "scores.json", "w") as f:
@@ -96,7 +99,7 @@ def main(argv=None):
 
     torch.set_num_threads(1)
     try:
-        model = load_trained(args.model_dir, args.model_file)
+        model = load_trained(args.model_dir, args.model_file, args.precision)
         s = decode(model, Path(args.dump), Path(args.out_dir), args.num_wavs)
     except (DataDirError, FileNotFoundError, ValueError) as e:
         sys.exit(f"salad_decode: {e}")

@@ -15,8 +15,9 @@ position offset of each row) and returns (y (B, T, 43), new state).
 """
 from __future__ import annotations
 
-import math
-from typing import Optional, Tuple
+import contextlib
+import warnings
+from typing import Optional
 
 import torch
 import torch.nn.functional as F
@@ -78,7 +79,9 @@ class SelfAttention(nn.Module):
         q, k, v = self.qkv(x).view(B, T, 3, self.heads, D // self.heads).permute(2, 0, 3, 1, 4)
         p = self.dropout if self.training else 0.0
         if self.radius is None or self.radius >= T - 1:
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=valid[:, None, None, :], dropout_p=p)
+            # no padding (batch 1 at synthesis): no mask, which lets torch pick its fused flash kernel
+            mask = None if bool(valid.all()) else valid[:, None, None, :]
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
         else:
             y = _band_attention(q, k, v, self.radius, valid, p)
         return self.out(y.transpose(1, 2).reshape(B, T, D))
@@ -157,6 +160,41 @@ def num_params(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters())
 
 
+def dense_macs_per_frame(net: nn.Module) -> int:
+    """Multiply-adds per generated frame in the weight matrices (every Linear, and an LSTM's input and recurrent
+    matrices), i.e. everything but attention's scores: the arithmetic a frame costs whatever the model shape."""
+    macs = 0
+    for m in net.modules():
+        if isinstance(m, nn.Linear):
+            macs += m.in_features * m.out_features
+        elif isinstance(m, nn.LSTM):
+            macs += 4 * m.hidden_size * (m.input_size + m.hidden_size) * m.num_layers
+    return macs
+
+
+PRECISIONS = ("fp32", "bf16", "int8")
+
+
+def for_precision(net: nn.Module, precision: str) -> nn.Module:
+    """The inference network in `precision`: fp32 / bf16 the same module (bf16 comes from `precision_context`),
+    int8 a dynamically quantised copy (int8 weights of every Linear and LSTM, activations quantised on the fly;
+    VNNI / AMX int8 kernels where the CPU has them)."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r} ({', '.join(PRECISIONS)})")
+    if precision != "int8":
+        return net
+    with warnings.catch_warnings():  # torch.ao's eager API warns that it will move to torchao; it still works
+        warnings.simplefilter("ignore")
+        return torch.ao.quantization.quantize_dynamic(net, {nn.Linear, nn.LSTM}, dtype=torch.qint8).eval()
+
+
+def precision_context(precision: str):
+    """bf16: CPU autocast (matmuls in bf16, AVX512-BF16 / AMX where present); else nothing."""
+    if precision == "bf16":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
 def keep_rows(state, keep: torch.Tensor):
     """LSTM state ((h1, c1), (h2, c2)) with the rows where `keep` (B,) is False reset to zero."""
     if isinstance(state, tuple):
@@ -172,4 +210,5 @@ def detach_state(state):
     return state.detach()
 
 
-__all__ = ["SALAD", "MusaRNN", "build", "num_params", "lengths_to_mask", "sinusoid_codes"]
+__all__ = ["SALAD", "MusaRNN", "build", "num_params", "lengths_to_mask", "sinusoid_codes", "PRECISIONS",
+           "for_precision", "precision_context", "dense_macs_per_frame"]

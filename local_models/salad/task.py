@@ -32,7 +32,7 @@ from local_models.common.espnet_task import LocalTask
 from local_models.common.mcd import DB
 
 from . import acoustic
-from .model import build, detach_state, keep_rows, lengths_to_mask
+from .model import build, detach_state, for_precision, keep_rows, lengths_to_mask, precision_context
 
 
 class AcousticModel(AbsESPnetModel):
@@ -58,6 +58,7 @@ class AcousticModel(AbsESPnetModel):
             out_lo, out_scale = torch.tensor(mm.lo), torch.tensor(mm.scale)
         for name, value in (("in_mean", in_mean), ("in_std", in_std), ("out_lo", out_lo), ("out_scale", out_scale)):
             self.register_buffer(name, value.float())
+        self.precision = "fp32"  # inference precision (load_trained(precision=...))
         self._carry = None
         self._carry_pos: Optional[torch.Tensor] = None
 
@@ -81,8 +82,9 @@ class AcousticModel(AbsESPnetModel):
     def synthesise_frames(self, ling: np.ndarray) -> np.ndarray:
         """(T, 43) raw acoustic frames of one utterance's raw linguistic frames (T, D), from position 0."""
         x = torch.tensor(np.asarray(ling, dtype=np.float32))[None]
-        y, _ = self.predict(x, torch.tensor([x.shape[1]]))
-        return (y[0] * self.out_scale + self.out_lo).numpy()
+        with precision_context(self.precision):
+            y, _ = self.predict(x, torch.tensor([x.shape[1]]))
+        return (y[0].float() * self.out_scale + self.out_lo).numpy()
 
     def forward(self, ling: torch.Tensor, ling_lengths: torch.Tensor, acou: torch.Tensor,
                 acou_lengths: torch.Tensor, pos: Optional[torch.Tensor] = None, **kwargs):
@@ -160,14 +162,18 @@ class SaladTask(LocalTask):
         return model_choices.get_class(args.model)(**(args.model_conf or {}))
 
 
-def load_trained(model_dir, model_file: str = "valid.mcd.best.pth") -> AcousticModel:
-    """The model trained into exp dir `model_dir` (config.yaml + model_file), in eval mode, on the CPU."""
+def load_trained(model_dir, model_file: str = "valid.mcd.best.pth", precision: str = "fp32") -> AcousticModel:
+    """The model trained into exp dir `model_dir` (config.yaml + model_file), in eval mode, on the CPU, synthesising
+    in `precision` (model.PRECISIONS: fp32, bf16 autocast, int8 dynamic quantisation)."""
     conf, ckpt = Path(model_dir) / "config.yaml", Path(model_dir) / model_file
     for f in (conf, ckpt):
         if not f.is_file():
             raise FileNotFoundError(f"{f}: missing (train the model first: run.sh stage 4)")
     model, _ = SaladTask.build_model_from_file(str(conf), str(ckpt), "cpu")
-    return model.eval()
+    model.eval()
+    model.net = for_precision(model.net, precision)
+    model.precision = precision
+    return model
 
 
 __all__ = ["SaladTask", "SaladModel", "RNNModel", "AcousticModel", "load_trained"]

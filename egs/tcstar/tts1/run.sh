@@ -32,6 +32,7 @@ f0_method=dio           # WORLD F0 for the features: dio (fast, clean speech), h
 streams=32              # stateful training: parallel streams (= batch size) and window length (paper: 32, 120)
 window=120
 num_wavs=10             # synthesised wavs kept per test set and system (all: -1)
+precision=fp32          # decode precision: fp32, bf16 (autocast), int8 (dynamic quantisation)
 . parse_options.sh
 
 [ -n "${test_sets}" ] || test_sets=$(for s in ${speakers}; do printf '%s_test ' "${s}"; done)
@@ -142,7 +143,7 @@ if stage_enabled 5; then
                 out=exp/${spk}/${s}/decode_${x}
                 log "Stage 5: decode ${x} with ${spk}/${s} -> ${out}"
                 run_logged "${out}" python -m local_models.bin.salad_decode --model-dir "exp/${spk}/${s}" \
-                    --num-wavs "${num_wavs}" "dump/${spk}/${x}" "${out}"
+                    --precision "${precision}" --num-wavs "${num_wavs}" "dump/${spk}/${x}" "${out}"
             done
         done
     done
