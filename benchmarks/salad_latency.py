@@ -88,7 +88,7 @@ def build(recipe: Path, system: str, suffix: str, idim: int, trained: bool, spea
     return for_precision(build_net(conf["model"], idim, **conf["model_conf"]).eval(), precision)
 
 
-def test_mcd(recipe: Path, speaker: str, system: str, precision: str) -> float:
+def mcd_on_test_set(recipe: Path, speaker: str, system: str, precision: str) -> float:
     """Pooled MCD (dB) of the trained model's synthesis of <speaker>_test in `precision` (as salad_decode scores)."""
     import kaldiio
 
@@ -190,7 +190,7 @@ def main(argv=None):
             # long points outliers, so speed-ups are taken from this, not from the fit
             fits[s]["measured_at_max_s"] = max(points[s])[1]
             if args.mcd:
-                mcd[s] = test_mcd(recipe, args.speaker, s, prec)
+                mcd[s] = mcd_on_test_set(recipe, args.speaker, s, prec)
             print(f"{prec} {s}: {params[s] / 1e6:.2f} M params, latency at {args.max_seconds:.0f} s "
                   f"{fits[s]['latency_at_max_s']:.3f} s (measured {fits[s]['measured_at_max_s']:.3f} s, slope "
                   f"{fits[s]['slope']:.4f})" + (f", test MCD {mcd[s]:.2f} dB" if s in mcd else ""), flush=True)
