@@ -80,13 +80,17 @@ make_feats() {
     validate_data_dir "data/${x}"
 }
 
-# make_text SET: stage 3 for one data dir (jamo tokens data/SET/text_phn, their shapes, true durations if the
-# set has phones.ctm); the token list must exist
+# g2p SET: stage 3's jamo phoneme tokens of one data dir -> data/SET/text_phn
+g2p() {
+    require "data/$1/text" "stage 1 (data) or your own data dir with wav.scp + text"
+    log "Stage 3: jamo phoneme tokens data/$1/text -> data/$1/text_phn"
+    python -m local_models.bin.jdit_text g2p --unknown "${unknown_chars}" "data/$1"
+}
+
+# make_text SET: the rest of stage 3 for one data dir with text_phn (token shapes, true durations if the set has
+# phones.ctm); the token list must exist
 make_text() {
     local x=$1
-    require "data/${x}/text" "stage 1 (data) or your own data dir with wav.scp + text"
-    log "Stage 3: jamo phoneme tokens data/${x}/text -> data/${x}/text_phn"
-    python -m local_models.bin.jdit_text g2p --unknown "${unknown_chars}" "data/${x}"
     mkdir -p "dump/${x}"
     python -m local_models.bin.jdit_text shape "data/${x}/text_phn" "${token_list}" "dump/${x}/text_shape.phn"
     if [ -f "data/${x}/phones.ctm" ]; then
@@ -116,9 +120,8 @@ if stage_enabled 2; then
 fi
 
 if stage_enabled 3; then
-    for x in ${sets}; do require "data/${x}/text" "stage 1 (data)"; done
-    # the token list first (from train): every set's shapes are checked against it
-    python -m local_models.bin.jdit_text g2p --unknown "${unknown_chars}" "data/${train_set}"
+    for x in ${sets}; do g2p "${x}"; done
+    # the token list (from train) before the shapes: every set's tokens are checked against it
     log "Stage 3: token list of data/${train_set} -> ${token_list}"
     python -m local_models.bin.jdit_text token-list "data/${train_set}/text_phn" "${token_list}"
     for x in ${sets}; do make_text "${x}"; done
@@ -213,7 +216,7 @@ if stage_enabled 5; then
     for x in ${test_sets}; do
         # a data dir that stages 2-3 never saw (your own wav.scp + text): prepare it now, as they would
         if [ -f "data/${x}/wav.scp" ] && [ ! -f "data/${x}/feats.scp" ]; then make_feats "${x}"; fi
-        if [ ! -f "data/${x}/text_phn" ]; then require "${token_list}" "stage 3 (text)"; make_text "${x}"; fi
+        if [ ! -f "data/${x}/text_phn" ]; then require "${token_list}" "stage 3 (text)"; g2p "${x}"; make_text "${x}"; fi
         for s in ${systems}; do
             require "exp/tts_${s}/config.yaml" "stage 4 (training ${s})"
             log "Stage 5: synthesise data/${x} with ${s} + ${vocoder} -> exp/tts_${s}/decode_${x}"
