@@ -214,6 +214,7 @@ def test_score_writes_tables_and_json(tmp_path, monkeypatch):
     (tmp_path / "data/test").mkdir(parents=True)
     (tmp_path / "data/test/durations").write_text("u1 3 0 5\nu2 2 2\n")
     (tmp_path / "data/test/durations_closure").write_text("u1 2 0 6\nu2 3 1\n")
+    (tmp_path / "data/test/text_phn").write_text("u1 ᅡ ᄋ ᄏ\nu2 ᄏ ᅥ\n", encoding="utf-8")
     per = {"u1": dict(tokens=3, frames=8, seconds=0.1, peak=0.5, hit_maxlen=False, am_s=0.01, vocoder_s=0.02),
            "u2": dict(tokens=2, frames=4, seconds=0.05, peak=0.005, hit_maxlen=False, am_s=0.01, vocoder_s=0.02)}
     for d, mcd in (("exp/gt_mel/decode_test", 6.5), ("exp/tts_jdit/decode_test", 9.25)):
@@ -235,6 +236,8 @@ def test_score_writes_tables_and_json(tmp_path, monkeypatch):
     # against 2 0 6 / 3 1: errors 1, 1, 2, 1, 1
     assert "against the closures to the stop: aligner MAE 1.20 frames: **met**" in md
     assert "| test | closures to the stop | JDI-T aligner (attention argmax, teacher forced) | 1.20 |" in md
+    # closure - events: u1 -1 0 +1, u2 +1 -1: the two ᄏ gain one frame each
+    assert "- `test`: 2 tokens gain frames in the closure reference, mean +1.00 frames; most often `ᄏ` (2)." in md
     res = json.loads((tmp_path / "exp/results.json").read_text())
     jd = res["systems"]["jdit"]["test"]
     assert jd["mcd"] == 9.25 and jd["duration_mae_aligner"] == pytest.approx(0.4) and jd["silent"] == 1

@@ -29,6 +29,7 @@ import json
 import math
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
@@ -305,6 +306,26 @@ def duration_table(exp: Path, data: Path, x: str, true_path: Path) -> dict:
     return table
 
 
+def closure_lines(data: Path, sets) -> list:
+    """What the closure reference changed, measured per set: the tokens that gained frames over the engine-event
+    reference, their mean gain and their most frequent token types."""
+    out = []
+    for x in sets:
+        a, b, text = data / x / REFERENCES["events"], data / x / REFERENCES["closure"], data / x / "text_phn"
+        if not (a.is_file() and b.is_file() and text.is_file()):
+            continue
+        events, closure = read_durations(a), read_durations(b)
+        tokens = {k: v.split() for k, v in read_table(text).items()}
+        gained = [(t, int(d)) for u in events.keys() & closure.keys() & tokens.keys()
+                  for t, d in zip(tokens[u], closure[u] - events[u]) if d > 0]
+        if gained:
+            kinds = Counter(t for t, _ in gained).most_common(4)
+            out.append(f"- `{x}`: {len(gained)} tokens gain frames in the closure reference, mean "
+                       f"+{np.mean([d for _, d in gained]):.2f} frames; most often "
+                       + ", ".join(f"`{t}` ({n})" for t, n in kinds) + ".")
+    return out + [""] if out else []
+
+
 def write_results_json(args, rows, durs):
     systems = {}
     for name, sets in rows.items():
@@ -399,12 +420,12 @@ def write_markdown(args, rows, durs):
               "boundary. The issue's acceptance: JDI-T's extracted durations MAE < 2 frames.", "",
               "Two references from the same engine output. *engine events*: each phone starts at its espeak-ng "
               "phoneme event, as emitted. *closures to the stop*: espeak-ng renders a stop's closure (its "
-              "\"pre-pause\", ~35-40 ms of near silence here) BEFORE the stop's event (synthesize.c: DoPause(prepause) "
+              "\"pre-pause\", near silence) BEFORE the stop's event (synthesize.c: DoPause(prepause) "
               "precedes DoPhonemeMarker), so the events give the closure to the phone before; phonetic segmentation "
               "(TIMIT's closure + release, forced aligners) gives it to the stop. This reference moves every such "
               "quiet run before a phone's event (15 dB below the preceding phone's level, 10 ms or longer) to that "
-              "phone (`jdit_text closures`, local_models/common/synth.py `closures_to_following`): voiceless stops "
-              "move back ~35-40 ms, vowels and nasals never. Both are shown: neither is a human annotation.", "",
+              "phone (`jdit_text closures`, local_models/common/synth.py `closures_to_following`). Both are shown: "
+              "neither is a human annotation.", "", *closure_lines(Path(args.data), sorted({x for x, _ in durs})),
               "| set | reference | durations | MAE (frames) | within ±1 frame (%) | zero-length tokens (%) | boundary "
               "error (frames) | boundaries within ±1 frame (%) | tokens |",
               "|---|---|---|---|---|---|---|---|---|"]
