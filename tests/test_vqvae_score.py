@@ -78,3 +78,20 @@ def test_run_sh_defaults_replicate_both_sides_of_the_check():
     groups = seed_groups(out)
     for base in ("conv_mfcc_k256", "trf_mfcc_k128"):
         assert len(groups.get(base, [])) >= 3, f"run.sh default systems: {base} needs 2+ seed replicates ({out})"
+
+
+def test_plot_points_put_replicated_systems_at_their_seed_mean(tmp_path):
+    from local_models.bin.vqvae_score import plot, plot_points
+
+    scored = {"trf_mfcc_k128": _m(30.0, 140), "trf_mfcc_k128_seed1": _m(34.0, 120), "conv_mfcc_k256": _m(28.0, 170)}
+    add_seed_stats(scored, ["test"])
+    pts = plot_points(scored, "test")
+    labelled = {p[0]: p for p in pts if p[0] is not None}
+    assert set(labelled) == {"mfcc_k128", "conv_k256"}  # replicates are not labelled points of their own
+    _, br, abx, sd, seeds = labelled["mfcc_k128"]
+    assert (br, abx, seeds) == (130.0, 32.0, 2) and sd == pytest.approx(statistics.stdev([30.0, 34.0]))
+    assert labelled["conv_k256"][1:] == (170, 28.0, None, 1)
+    # both seeds of the replicated system stay visible as faint points
+    assert sorted((p[1], p[2]) for p in pts if p[0] is None) == [(120, 34.0), (140, 30.0)]
+    assert plot(scored, "test", tmp_path / "abx.png") and (tmp_path / "abx.png").stat().st_size > 1000
+    assert not plot({}, "test", tmp_path / "none.png")

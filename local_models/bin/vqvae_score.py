@@ -203,8 +203,28 @@ def claims(systems: dict, s: str):
     return lines, holds
 
 
+def plot_points(systems: dict, s: str) -> list:
+    """What the ABX-vs-bitrate plot draws: one point per system, at its mean over seeds with the seed sd as an
+    error bar when it has replicates ((label, bitrate, abx, sd or None, seeds)), and each replicate's own
+    (bitrate, abx) as a faint unlabelled point ((None, bitrate, abx, None, 1))."""
+    pts = []
+    for n, by_set in systems.items():
+        m = by_set.get(s)
+        if not m or "abx" not in m or "bitrate" not in m:
+            continue
+        if SEED_RE.match(n):
+            pts.append((None, m["bitrate"], m["abx"], None, 1))
+            continue
+        abx, br, seeds = _abx_bitrate(m)
+        label = n.replace("trf_", "").replace("_mfcc", "")
+        pts.append((label, br, abx, m["abx_seed_sd"] if seeds > 1 else None, seeds))
+        if seeds > 1:  # the base system is seed 0 of its replicates: draw its own run too
+            pts.append((None, m["bitrate"], m["abx"], None, 1))
+    return pts
+
+
 def plot(systems: dict, s: str, path: Path) -> bool:
-    pts = [(n, m[s]) for n, m in systems.items() if s in m and "abx" in m[s] and "bitrate" in m[s]]
+    pts = plot_points(systems, s)
     if not pts:
         return False
     import matplotlib
@@ -213,12 +233,18 @@ def plot(systems: dict, s: str, path: Path) -> bool:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for n, m in pts:
-        ax.scatter(m["bitrate"], m["abx"], color="tab:red" if n.startswith("conv") else "tab:blue")
-        ax.annotate(n.replace("trf_", "").replace("_mfcc", ""), (m["bitrate"], m["abx"]), fontsize=7)
+    for label, br, abx, sd, seeds in pts:
+        conv = label is not None and label.startswith("conv")
+        if label is None:
+            ax.scatter(br, abx, s=10, color="gray", alpha=0.5)
+            continue
+        color = "tab:red" if conv else "tab:blue"
+        ax.errorbar(br, abx, yerr=sd, fmt="o", color=color, capsize=3)
+        ax.annotate(label + (f" ({seeds} seeds)" if seeds > 1 else ""), (br, abx), fontsize=7)
     ax.set_xlabel("bitrate (bits/s)")
     ax.set_ylabel(f"ABX error on {s} (%)")
-    ax.set_title("ABX vs bitrate (blue: Transformer, red: conv VQ-VAE)")
+    ax.set_title("ABX vs bitrate (blue: Transformer, red: conv VQ-VAE;\n"
+                 "bars: mean ± sd over seeds, gray: single seeds)", fontsize=9)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
