@@ -234,12 +234,10 @@ def plot(systems: dict, s: str, path: Path) -> bool:
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for label, br, abx, sd, seeds in pts:
-        conv = label is not None and label.startswith("conv")
         if label is None:
             ax.scatter(br, abx, s=10, color="gray", alpha=0.5)
             continue
-        color = "tab:red" if conv else "tab:blue"
-        ax.errorbar(br, abx, yerr=sd, fmt="o", color=color, capsize=3)
+        ax.errorbar(br, abx, yerr=sd, fmt="o", color="tab:red" if label.startswith("conv") else "tab:blue", capsize=3)
         ax.annotate(label + (f" ({seeds} seeds)" if seeds > 1 else ""), (br, abx), fontsize=7)
     ax.set_xlabel("bitrate (bits/s)")
     ax.set_ylabel(f"ABX error on {s} (%)")
