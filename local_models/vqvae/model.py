@@ -137,10 +137,12 @@ def transformer_layer(dim: int, heads: int, ff: int, dropout: float) -> nn.Trans
 
 
 class TransformerEncoder(nn.Module):
-    """Paper Fig. 3a: blocks of [2 pre-LN Transformer layers + strided 1D conv], two blocks reach stride 4."""
+    """Paper Fig. 3a: blocks of [2 pre-LN Transformer layers + strided 1D conv], two blocks reach stride 4.
+    No position encoding by default: the paper gives the encoder none (only the inverter gets "additional"
+    sinusoidal PE), and a unit should not depend on where it sits; pos_enc=True adds it as an option."""
 
     def __init__(self, idim: int, dim: int = 256, heads: int = 4, ff: int = 1024, layers_per_block: int = 2,
-                 code_dim: int = 64, dropout: float = 0.1, pos_enc: bool = True):
+                 code_dim: int = 64, dropout: float = 0.1, pos_enc: bool = False):
         super().__init__()
         self.inp = nn.Linear(idim, dim)
         self.pe = PositionalEncoding(dim) if pos_enc else nn.Identity()
@@ -267,7 +269,7 @@ class VQVAE(nn.Module):
 
 def build_vqvae(encoder_type: str, idim: int, num_speakers: int, num_codes: int = 128, code_dim: int = 64,
                 enc_dim: int = 256, heads: int = 4, ff: int = 1024, layers_per_block: int = 2, dropout: float = 0.1,
-                pos_enc: bool = True, **kwargs) -> VQVAE:
+                pos_enc: bool = False, **kwargs) -> VQVAE:
     if encoder_type == "transformer":
         enc = TransformerEncoder(idim, enc_dim, heads, ff, layers_per_block, code_dim, dropout, pos_enc)
     elif encoder_type == "conv":
