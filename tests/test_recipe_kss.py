@@ -41,6 +41,14 @@ def test_duration_accuracy_hand_example():
     m = jdit_score.duration_accuracy(hyp, ref, "x", {"a": ["k", "o", "a"], "b": ["k", "a"]})
     assert m["bias"] == {"k": [0.5, 2], "o": [1.0, 1], "a": [-1.0, 2]}
     assert "`o` +1.0 (1), `a` -1.0 (2), `k` +0.5 (2)" in jdit_score.bias_line("test", m, min_count=1)
+    # by transition class, with jamo tokens: a = [ᄀ ᅡ ᆫ] boundaries C>V -1, V>C 0; b = [ᄀ ᅡ] C>V +2
+    jamo = {"a": ["ᄀ", "ᅡ", "ᆫ"], "b": ["ᄀ", "ᅡ"]}
+    m = jdit_score.duration_accuracy(hyp, ref, "x", jamo)
+    assert m["boundary_bias"] == {"C>V": [0.5, 2], "V>C": [0.0, 1]}
+    assert m["bias"]["ᅡ"] == [-0.5, 2]
+    assert "C>V +0.50 (2), V>C +0.00 (1)." in jdit_score.bias_line("test", m, min_count=1)
+    assert [jdit_score.token_class(t) for t in ("ᄀ", "ᅡ", "ᆫ", "<space>", ".", "<pau>", "x")] == \
+        ["C", "V", "C", "_", "P", "P", "?"]
     with pytest.raises(ValueError, match="utterance b: 3 durations for 2 tokens"):
         jdit_score.duration_accuracy({"b": np.array([1, 1, 2])}, ref, "x")
     with pytest.raises(ValueError, match="no utterance in common"):

@@ -81,11 +81,13 @@ def duration_accuracy(hyp: dict, ref: dict, where: str, tokens: Optional[dict] =
     duration MAE but shift only the one boundary between them.
 
     With `tokens` ({utt: [token, ...]}, e.g. text_phn) also `bias`: {token: [mean signed error (hyp - true),
-    count]}, where an aligner is systematically long or short, and the mean signed boundary error."""
+    count]}, where an aligner is systematically long or short, and `boundary_bias`: {"C>V" etc.: [mean signed
+    boundary error, count]} by the classes of the two tokens a boundary separates (token_class): an aligner
+    that is late at consonant-to-vowel boundaries only makes consonants long and vowels short."""
     utts = sorted(set(hyp) & set(ref))
     if not utts:
         raise ValueError(f"{where}: no utterance in common with the true durations")
-    err, bnd, zeros, per_token = [], [], 0, {}
+    err, bnd, zeros, per_token, per_pair = [], [], 0, {}, {}
     for u in utts:
         if len(hyp[u]) != len(ref[u]):
             raise ValueError(f"{where}: utterance {u}: {len(hyp[u])} durations for {len(ref[u])} tokens")
@@ -99,6 +101,9 @@ def duration_accuracy(hyp: dict, ref: dict, where: str, tokens: Optional[dict] =
                                  f"in its text")
             for t, d in zip(tokens[u], diff):
                 per_token.setdefault(t, []).append(int(d))
+            classes = [token_class(t) for t in tokens[u]]
+            for a, c, d in zip(classes, classes[1:], bnd[-1]):
+                per_pair.setdefault(f"{a}>{c}", []).append(int(d))
     e, b = np.concatenate(err), np.concatenate(bnd)
     out = dict(mae_frames=float(e.mean()), within1=float((e <= 1).mean()), zero_share=zeros / len(e),
                boundary_mae_frames=float(np.abs(b).mean()) if len(b) else 0.0,
@@ -107,7 +112,21 @@ def duration_accuracy(hyp: dict, ref: dict, where: str, tokens: Optional[dict] =
                tokens=int(len(e)), utterances=len(utts))
     if tokens is not None:
         out["bias"] = {t: [float(np.mean(v)), len(v)] for t, v in per_token.items()}
+        out["boundary_bias"] = {k: [float(np.mean(v)), len(v)] for k, v in per_pair.items()}
     return out
+
+
+def token_class(tok: str) -> str:
+    """V vowel jamo, C consonant jamo, _ word boundary (<space>), P pause / punctuation, ? anything else."""
+    from local_models.jdit.g2p import PUNCT_TOKENS, SPACE, VOWELS
+
+    if tok in VOWELS:
+        return "V"
+    if tok == SPACE:
+        return "_"
+    if tok in PUNCT_TOKENS:
+        return "P"
+    return "C" if len(tok) == 1 and 0x1100 <= ord(tok) <= 0x11FF else "?"
 
 
 def bias_line(where: str, m: dict, min_count: int = 10, top: int = 8) -> str:
@@ -118,7 +137,19 @@ def bias_line(where: str, m: dict, min_count: int = 10, top: int = 8) -> str:
     items = ", ".join(f"`{t}` {b:+.1f} ({n})" for t, b, n in common[:top])  # `<space>` is not an HTML tag
     return (f"Systematic error of the JDI-T aligner on {where}: its boundaries lie {m['boundary_signed_mean']:+.2f} "
             f"frames from the true ones on average (+ = later); mean signed duration error (aligner - true, "
-            f"frames) of the token types seen {min_count}+ times, largest first: {items}.")
+            f"frames) of the token types seen {min_count}+ times, largest first: {items}."
+            + boundary_bias_text(m, min_count))
+
+
+def boundary_bias_text(m: dict, min_count: int = 10) -> str:
+    """The mean signed boundary error by the classes of the tokens either side (C consonant, V vowel, _ word
+    boundary, P punctuation), commonest first; empty without `boundary_bias`."""
+    pairs = sorted(((k, b, n) for k, (b, n) in m.get("boundary_bias", {}).items() if n >= min_count),
+                   key=lambda r: -r[2])
+    if not pairs:
+        return ""
+    return (" By the tokens a boundary separates (C consonant, V vowel, _ word space, P punctuation; count): "
+            + ", ".join(f"{k} {b:+.2f} ({n})" for k, b, n in pairs) + ".")
 
 
 def uniform_durations(ref: dict) -> dict:
