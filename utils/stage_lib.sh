@@ -37,3 +37,18 @@ run_logged() {
     mv "${dir}/run.sh.tmp" "${dir}/run.sh"
     "$@"
 }
+
+# pool CMD...: run CMD in the background, at most ${nj} at a time; `pool_wait` waits for all (fails if one did).
+# For independent jobs of one stage (systems to train): with one BLAS thread per process (utils/env.sh), nj
+# jobs use nj cores.
+pids=()
+pool() {
+    while [ "$(jobs -rp | wc -l)" -ge "${nj:-1}" ]; do wait -n || die "a background job failed (see its log)"; done
+    "$@" & pids+=($!)
+}
+pool_wait() {
+    local p rc=0
+    for p in "${pids[@]}"; do wait "${p}" || rc=1; done
+    pids=()
+    [ "${rc}" -eq 0 ] || die "a background job failed (see the logs above)"
+}

@@ -112,19 +112,6 @@ train() {
             --valid_data_path_and_name_and_type "${dv}/lid_int,lid,text_int" --valid_shape_file "${dv}/feats.shape" "$@"
 }
 
-# pool CMD...: run CMD in the background, at most ${nj} at a time; `pool_wait` waits for all (fails if one did)
-pids=()
-pool() {
-    while [ "$(jobs -rp | wc -l)" -ge "${nj}" ]; do wait -n || die "a background job failed (see its log)"; done
-    "$@" & pids+=($!)
-}
-pool_wait() {
-    local p rc=0
-    for p in "${pids[@]}"; do wait "${p}" || rc=1; done
-    pids=()
-    [ "${rc}" -eq 0 ] || die "a background job failed (see the logs above)"
-}
-
 # extract SET: log-mel features of data/SET -> dump/fbank/SET/feats.{scp,shape}, utt2num_frames, utt2dur
 extract() {
     local x=$1 d=dump/fbank/$1 n j f

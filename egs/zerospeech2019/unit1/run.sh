@@ -4,7 +4,7 @@
 #         2 features (librosa, 25 ms / 10 ms: MFCC 13+d+dd, 80 log-mel; linear magnitude for the inverter;
 #           held-out 5 % of train / voice utterances as the trainer's validation set)
 #         3 ABX item file of the test set (triphone contexts, across speaker) from its phone alignments
-#         4 train the VQ-VAE of every system in ${systems} (ESPnet2 trainer -> exp/<system>; resumes)
+#         4 train the VQ-VAE of every system in ${systems}, nj at a time (ESPnet2 trainer -> exp/<system>; resumes)
 #         5 encode the test sets: codes, codebook, bitrate (exp/<system>/codes_<set>)
 #         6 ABX (ours + zerospeech-libriabx2) of the raw MFCC reference and every system
 #         7 train a codebook inverter per target voice (speakers of data/voice) over ${inverter_system}'s codes
@@ -22,7 +22,7 @@ cd "$(dirname "$0")"
 
 stage=1
 stop_stage=9
-nj=2
+nj=2  # parallel jobs: feature extraction, encoding, VQ-VAE trainings (one thread each)
 test_sets="test"
 # systems: (trf|conv)_(mfcc|logmel)_k<K>[_s<lambda>][_j<p>]: encoder, input features, codebook size, temporal
 # smoothing weight, jitter probability. All of paper Tables 1-3 (the default for a GPU run with paper sizes):
@@ -169,13 +169,14 @@ if stage_enabled 4; then
         d=dump/${feat}/train
         require "${d}/tr.scp" "stage 2 (features)"
         dim=$(head -1 "${d}/feats.shape" | cut -d' ' -f2 | cut -d, -f2)
-        train_net "${conf}" "exp/${s}" ${opts} --model_conf "idim=${dim}" --model_conf "num_speakers=${nspk}" \
+        pool train_net "${conf}" "exp/${s}" ${opts} --model_conf "idim=${dim}" --model_conf "num_speakers=${nspk}" \
             --train_data_path_and_name_and_type "${d}/tr.scp,feats,kaldi_ark" \
             --train_data_path_and_name_and_type "dump/train_utt2sid,sids,text_int" \
             --valid_data_path_and_name_and_type "${d}/cv.scp,feats,kaldi_ark" \
             --valid_data_path_and_name_and_type "dump/train_utt2sid,sids,text_int" \
             --train_shape_file "${d}/tr.shape" --valid_shape_file "${d}/cv.shape"
     done
+    pool_wait  # nj systems at a time (one thread each): same models as one by one, in about 1/nj of the time
 fi
 
 if stage_enabled 5; then
