@@ -121,3 +121,15 @@ def test_encoder_position_codes_only_when_asked(pos_enc):
     interior = z[0, 2:-2]
     spread = (interior - interior.mean(0)).abs().max()
     assert (spread < 1e-5) == (not pos_enc)
+
+
+def test_encoder_output_has_no_dead_relu_path():
+    """A last strided conv whose outputs are all negative must not make z constant (with a ReLU before the
+    output projection it did: one seed of five collapsed onto a single code)."""
+    torch.manual_seed(0)
+    m = build_vqvae("transformer", idim=5, num_speakers=1, num_codes=8, code_dim=4, enc_dim=16, heads=2,
+                    ff=32).eval()
+    with torch.no_grad():
+        m.encoder.convs[-1].bias.fill_(-1e3)
+    z, _ = m.encoder(torch.randn(1, 32, 5), torch.tensor([32]))
+    assert z[0].std(0).min() > 1e-3
