@@ -63,6 +63,12 @@ def test_replicated_systems_are_compared_with_replicated_ones():
     add_seed_stats(scored, ["test"])
     lines, holds = claims(scored, "test")
     assert holds is False and "`trf_mfcc_k128`" in lines[0]  # not the single-seed k256's 20 %
+    # a replicated Transformer outside the bitrate window (one seed collapsed to 0 bits/s) does not let a
+    # single-seed system stand in for it
+    scored["trf_mfcc_k128_seed1"]["test"]["bitrate"] = 0.0
+    add_seed_stats(scored, ["test"])
+    lines, holds = claims(scored, "test")
+    assert holds is None and "No Transformer system with seed replicates" in lines[0]
 
 
 def test_run_sh_defaults_replicate_both_sides_of_the_check():
