@@ -23,6 +23,10 @@ import numpy as np
 import torch
 from typeguard import typechecked
 
+from local_models.common.compat import no_nltk_downloads
+
+no_nltk_downloads()  # before espnet2's collate_fn -> preprocessor -> g2p_en, which would try to download nltk data
+
 from espnet2.torch_utils.device_funcs import force_gatherable
 from espnet2.train.abs_espnet_model import AbsESPnetModel
 from espnet2.train.class_choices import ClassChoices
