@@ -21,7 +21,8 @@ def no_nltk_downloads():
     """Make `nltk.download` a no-op (returns False). g2p_en, which espnet2.text.phoneme_tokenizer (and so
     espnet2.tasks.tts) imports, calls it at import time when its English data is missing: a network access
     at run time, with a page of errors offline, for an English g2p our recipes never use. Call this before
-    importing espnet2.tasks.tts or .abs_task (every LocalTask does); using g2p_en afterwards fails with nltk's own "resource not found" error."""
+    importing espnet2.tasks.tts or espnet2.train.collate_fn (every task module here does, first thing); using
+    g2p_en afterwards fails with nltk's own "resource not found" error."""
     import nltk
 
     nltk.download = lambda *args, **kwargs: False

@@ -165,7 +165,7 @@ if stage_enabled 4; then
     nspk=$(wc -l < dump/train_spk2sid)
     for s in ${systems}; do
         read -r feat opts <<< "$(system_conf "${s}")"
-        log "Stage 4: train ${s} (${feat}, ${opts}) -> exp/${s}"
+        log "Stage 4: train ${s} (${feat}, ${opts}) -> exp/${s} (queued, ${nj} at a time: exp/${s}/train.log)"
         d=dump/${feat}/train
         require "${d}/tr.scp" "stage 2 (features)"
         dim=$(head -1 "${d}/feats.shape" | cut -d' ' -f2 | cut -d, -f2)
