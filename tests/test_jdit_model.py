@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from local_models.jdit.attention import ContentAttention, durations_from_attention, forward_attention
+from local_models.jdit.attention import (ContentAttention, durations_from_attention, forward_attention, viterbi_durations,
+                                         viterbi_path)
 from local_models.jdit.model import JDIT, aligner_durations
 
 torch.set_num_threads(1)  # the machine's 2 cores are shared; tiny tensors gain nothing from threads
@@ -121,6 +122,52 @@ def test_durations_count_argmax_frames_and_ignore_padding():
     d = durations_from_attention(alpha, torch.tensor([4, 2]), torch.tensor([6, 4]))
     assert d.tolist() == [[2, 1, 2, 1], [1, 3, 0, 0]]
     assert d.sum(1).tolist() == [6, 4]
+
+
+def _best_path_by_enumeration(log_w, log_stay, log_move, end_at_last):
+    """Slow reference: score every monotonic path (token 0 before frame 0, each frame stays or moves by one)."""
+    import itertools
+
+    T, N = log_w.shape
+    best, best_path = -np.inf, None
+    for moves in itertools.product((0, 1), repeat=T):
+        path = np.cumsum(moves)
+        if path[-1] >= N or (end_at_last and path[-1] != N - 1):
+            continue
+        score = sum(log_w[t, path[t]] + (log_move[t] if moves[t] else log_stay[t]) for t in range(T))
+        if score > best:
+            best, best_path = score, path
+    return best_path
+
+
+def test_viterbi_path_matches_enumeration_of_all_monotonic_paths():
+    rng = np.random.default_rng(0)
+    for trial in range(30):
+        T, N = int(rng.integers(3, 9)), int(rng.integers(2, 5))
+        log_w = torch.log_softmax(torch.from_numpy(rng.normal(size=(T, N)) * 2), dim=-1).numpy()
+        m = rng.normal(size=T)
+        stay, move = (np.zeros(T), np.zeros(T)) if trial % 3 == 0 else (-np.log1p(np.exp(m)), -np.log1p(np.exp(-m)))
+        for end_at_last in (True, False):
+            if end_at_last and T < N - 1:
+                continue
+            ref = _best_path_by_enumeration(log_w, stay, move, end_at_last)
+            assert viterbi_path(log_w, stay, move, end_at_last).tolist() == ref.tolist(), (trial, end_at_last)
+
+
+def test_viterbi_durations_use_future_frames_where_the_filtered_argmax_lags():
+    # Token 1 is favoured only mildly on frames 2-3 and strongly from frame 4: the filtered forward attention
+    # (argmax alpha_t) switches late; the best path, which sees the later frames, switches at frame 2.
+    w = torch.tensor([[0.9, 0.1], [0.9, 0.1], [0.4, 0.6], [0.4, 0.6], [0.02, 0.98], [0.02, 0.98]])
+    log_w = torch.log(w)[None]
+    move = torch.full((1, 6), -2.0)  # moving costs: the transition agent says "stay" (u = 0.12)
+    argmax_d = durations_from_attention(forward_attention(log_w, move), torch.tensor([2]), torch.tensor([6]))
+    vit_d = viterbi_durations(log_w, move, torch.tensor([2]), torch.tensor([6]))
+    assert argmax_d.tolist() == [[4, 2]]
+    assert vit_d.tolist() == [[2, 4]]
+    # padding: frames and tokens beyond the lengths are not counted; rows sum to the frame count
+    pad = torch.cat([log_w, torch.full((1, 6, 1), -1e30)], dim=-1)
+    d = viterbi_durations(torch.cat([pad, pad]), None, torch.tensor([2, 2]), torch.tensor([6, 3]))
+    assert d[:, 2].tolist() == [0, 0] and d.sum(1).tolist() == [6, 3]
 
 
 def test_length_regulator_with_zero_durations():

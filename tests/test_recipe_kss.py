@@ -236,6 +236,7 @@ def test_score_writes_tables_and_json(tmp_path, monkeypatch):
     (tmp_path / "exp/tts_jdit/align_test").mkdir()
     (tmp_path / "exp/tts_jdit/align_test/durations_aligner").write_text("u1 3 1 4\nu2 2 2\n")
     (tmp_path / "exp/tts_jdit/align_test/durations_predictor").write_text("u1 1 1 1\nu2 9 9\n")
+    (tmp_path / "exp/tts_jdit/align_test/durations_aligner_viterbi").write_text("u1 3 0 5\nu2 2 2\n")
     jdit_score.main(["--systems", "jdit", "--sets", "test", "--corpus", "toy"])
     md = (tmp_path / "RESULTS.md").read_text()
     assert "| JDI-T (ours) | 3.77 | 3.52 | 9.25 | 0.200 | 10.0 | 0.95 |" in md
@@ -244,6 +245,9 @@ def test_score_writes_tables_and_json(tmp_path, monkeypatch):
     # against 2 0 6 / 3 1: errors 1, 1, 2, 1, 1
     assert "against the closures to the stop: aligner MAE 1.20 frames: **met**" in md
     assert "| test | closures to the stop | JDI-T aligner (attention argmax, teacher forced) | 1.20 |" in md
+    # the best-path row and its sentence: 3 0 5 / 2 2 against the events: errors 0, 0, 0, 0, 0
+    assert "| test | engine events | JDI-T aligner, best monotonic path (not the paper's rule, see below) | 0.00 |" in md
+    assert "gives MAE 0.00 frames against the argmax's 0.40" in md
     # closure - events: u1 -1 0 +1, u2 +1 -1: the two ᄏ gain one frame each
     assert "- `test`: 2 tokens gain frames in the closure reference, mean +1.00 frames; most often `ᄏ` (2)." in md
     res = json.loads((tmp_path / "exp/results.json").read_text())
@@ -275,6 +279,8 @@ def test_smoke_whole_recipe_one_epoch(tmp_path):
     tokens = read_table(recipe / "data/test/text_phn")["kss-1_0011"].split()
     align = read_table(exp / "tts_jdit/align_test/durations_aligner")["kss-1_0011"].split()
     assert len(align) == len(tokens)
+    best = read_table(exp / "tts_jdit/align_test/durations_aligner_viterbi")["kss-1_0011"].split()
+    assert len(best) == len(tokens) and sum(map(int, best)) == sum(map(int, align))
     assert sum(map(int, align)) == int(read_table(recipe / "data/test/utt2num_frames")["kss-1_0011"])
     assert list((exp / "tts_jdit/align_test/images").glob("*.png"))
     res = json.loads((exp / "results.json").read_text())
@@ -289,6 +295,7 @@ def test_smoke_whole_recipe_one_epoch(tmp_path):
     assert "duration_mae_teacher" in res["systems"]["fastspeech"]["test"]
     assert 0 <= res["systems"]["tacotron2"]["test"]["attention_failure_rate"] <= 1
     assert res["systems"]["jdit"]["test"]["mcd"] > 0 and "duration_mae_aligner" in res["systems"]["jdit"]["test"]
+    assert "duration_mae_aligner_viterbi" in res["systems"]["jdit"]["test"]
     assert "duration_mae_aligner_closure" in res["systems"]["jdit"]["test"]  # the closure reference (stage 3)
     assert len(read_table(recipe / "data/test/durations_closure")["kss-1_0011"].split()) == len(tokens)
     md = (recipe / "RESULTS.md").read_text()

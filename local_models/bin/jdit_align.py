@@ -4,7 +4,8 @@ and its inference uses (section 2.3).
 
 Reads DATA/text_phn and DATA/feats.scp (raw log-mel; the model's global_mvn normalises them), writes
 OUT/durations_aligner and OUT/durations_predictor (`<utt> <frames per token ...>`, one entry per text_phn
-token, the aligner's summing to the utterance's frame count) and, with --plot N, OUT/images/<utt>.png for
+token, the aligner's summing to the utterance's frame count), OUT/durations_aligner_viterbi (the best monotonic
+path through the aligner's attention: NOT the paper's rule, an evaluation of how much its argmax read-out lags) and, with --plot N, OUT/images/<utt>.png for
 the first N utterances (forward-attention weights with the true token boundaries when DATA/durations exists).
 """
 import argparse
@@ -78,7 +79,7 @@ def main(argv=None):
     unk = token_id.get("<unk>")
     if args.plot:
         (out / "images").mkdir(parents=True, exist_ok=True)
-    aligner, predictor = {}, {}
+    aligner, viterbi, predictor = {}, {}, {}
     with torch.no_grad():
         for n, utt in enumerate(tqdm(sorted(texts), desc="jdit_align", mininterval=5, disable=None)):
             toks = texts[utt].split()
@@ -94,16 +95,18 @@ def main(argv=None):
                 y, _ = model.normalize(y, yl)
             ds, alpha = tts.align(x, xl, y, yl)
             aligner[utt] = ds[0].tolist()
+            viterbi[utt] = tts.align(x, xl, y, yl, readout="viterbi")[0][0].tolist()
             hs, h_mask = tts.encode(x, xl)
             predictor[utt] = tts.duration_predictor.inference(hs, ~h_mask)[0].tolist()
             if n < args.plot:
                 ref = np.array(true[utt].split(), dtype=int) if utt in true else None
                 plot_alignment(out / "images" / f"{utt}.png", utt, alpha[0].numpy(), ref)
-    for name, table in (("durations_aligner", aligner), ("durations_predictor", predictor)):
+    for name, table in (("durations_aligner", aligner), ("durations_aligner_viterbi", viterbi),
+                        ("durations_predictor", predictor)):
         with atomic_open(out / name) as f:
             for utt in sorted(table):
                 f.write(f"{utt} {' '.join(map(str, table[utt]))}\n")
-    print(f"jdit_align: {len(aligner)} utterances -> {out}/durations_{{aligner,predictor}}")
+    print(f"jdit_align: {len(aligner)} utterances -> {out}/durations_{{aligner,aligner_viterbi,predictor}}")
 
 
 if __name__ == "__main__":

@@ -9,12 +9,18 @@
   against the plain loop): in probability space the product of many small weights underflows to an all-zero
   row once the energies get sharp, and the recursion never recovers from that.
 * `durations_from_attention`: per token, the number of valid frames whose attention argmax is that token.
+* `viterbi_durations` (not the paper's rule; an alternative read-out for evaluation): the best monotonic path
+  through the same content weights and transition probabilities the recursion uses. alpha_t is a FILTERED
+  distribution (it sees frames up to t only), so its argmax moves to the next token only once the evidence
+  for it has accumulated: it lags at boundaries. The best path uses the whole utterance (as forced alignment
+  does), and can be required to end on the last token.
 """
 from __future__ import annotations
 
 import math
 from typing import Optional, Tuple
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -72,6 +78,10 @@ class ContentAttention(torch.nn.Module):
         self.linear_out = torch.nn.Linear(dim, dim)
         self.scale = 1.0 / math.sqrt(dim)
         self.attn: Optional[torch.Tensor] = None
+        # the last call's log content weights (B, T, N) and move logits (B, T) (None without the agent),
+        # detached: what viterbi_durations needs besides the lengths
+        self.log_w: Optional[torch.Tensor] = None
+        self.move_logit: Optional[torch.Tensor] = None
 
     def log_weights(self, s: torch.Tensor, h: torch.Tensor, h_mask: torch.Tensor) -> torch.Tensor:
         """log w_t(n) (B, T, N): log-softmax over the real tokens of the scaled dot-product energies."""
@@ -81,7 +91,10 @@ class ContentAttention(torch.nn.Module):
 
     def forward(self, s: torch.Tensor, h: torch.Tensor, h_mask: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         move = self.transition(s).squeeze(-1) if self.transition is not None else None
-        alpha = forward_attention(self.log_weights(s, h, h_mask), move)
+        log_w = self.log_weights(s, h, h_mask)
+        alpha = forward_attention(log_w, move)
+        self.log_w = log_w.detach()
+        self.move_logit = move.detach() if move is not None else None
         alpha = alpha.masked_fill(~h_mask[:, None, :], 0.0)
         self.attn = alpha.detach().unsqueeze(1)
         context = torch.matmul(alpha.to(h.dtype), self.linear_v(h))
@@ -100,3 +113,47 @@ def durations_from_attention(alpha: torch.Tensor, text_lengths: torch.Tensor,
     frame_mask = torch.arange(T, device=alpha.device)[None, :] < feats_lengths[:, None]
     d = torch.zeros(B, N, dtype=torch.long, device=alpha.device)
     return d.scatter_add_(1, best, frame_mask.long())
+
+
+def viterbi_path(log_w: np.ndarray, log_stay: np.ndarray, log_move: np.ndarray, end_at_last: bool = True) -> np.ndarray:
+    """Token index per frame (T,) of the best monotonic path for ONE utterance: log_w (T, N) log content weights
+    of its real frames and tokens; log_stay, log_move (T,) the log transition weights into each frame (zeros
+    without the transition agent, as Algorithm 1 weighs stay and move by 1 and 1). Same lattice as the
+    recursion: before frame 0 the path is on token 0, each frame stays or moves one token on; a path scores
+    the sum of its transitions and its frames' log weights. end_at_last: the path must end on the last token
+    (when it cannot, with fewer frames than tokens, it ends where it scores best)."""
+    T, N = log_w.shape
+    delta = np.full(N, -np.inf)
+    delta[0] = 0.0
+    moved = np.zeros((T, N), dtype=bool)  # backpointer: the path came from token n - 1
+    for t in range(T):
+        stay = delta + log_stay[t]
+        move = np.concatenate(([-np.inf], delta[:-1])) + log_move[t]
+        moved[t] = move > stay
+        delta = np.maximum(stay, move) + log_w[t]
+    n = N - 1 if end_at_last and np.isfinite(delta[N - 1]) else int(np.argmax(delta))
+    path = np.empty(T, dtype=np.int64)
+    for t in range(T - 1, -1, -1):
+        path[t] = n
+        n -= int(moved[t, n])
+    return path
+
+
+def viterbi_durations(log_w: torch.Tensor, move_logit: Optional[torch.Tensor], text_lengths: torch.Tensor,
+                      feats_lengths: torch.Tensor, end_at_last: bool = True) -> torch.Tensor:
+    """Durations (B, N) long from the best monotonic path of each utterance (see viterbi_path): log_w (B, T, N)
+    and move_logit (B, T) or None as ContentAttention keeps them. Each row sums to feats_lengths[b]."""
+    B, T, N = log_w.shape
+    out = torch.zeros(B, N, dtype=torch.long)
+    for b in range(B):
+        t_len, n_len = int(feats_lengths[b]), int(text_lengths[b])
+        lw = log_w[b, :t_len, :n_len].double()
+        lw = (lw - torch.logsumexp(lw, dim=-1, keepdim=True)).numpy()  # renormalised over the real tokens
+        if move_logit is None:
+            stay = move = np.zeros(t_len)
+        else:
+            m = move_logit[b, :t_len].double()
+            stay, move = F.logsigmoid(-m).numpy(), F.logsigmoid(m).numpy()
+        path = viterbi_path(lw, stay, move, end_at_last)
+        out[b, :n_len] = torch.from_numpy(np.bincount(path, minlength=n_len))
+    return out.to(log_w.device)

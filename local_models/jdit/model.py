@@ -57,7 +57,7 @@ from espnet.nets.pytorch_backend.transformer.encoder import Encoder as Transform
 from espnet.nets.pytorch_backend.transformer.mask import subsequent_mask
 from espnet.nets.pytorch_backend.transformer.positionwise_feed_forward import PositionwiseFeedForward
 
-from .attention import ContentAttention, durations_from_attention
+from .attention import ContentAttention, durations_from_attention, viterbi_durations
 
 
 def lengths_to_mask(lengths: torch.Tensor, maxlen: int) -> torch.Tensor:
@@ -238,13 +238,19 @@ class JDIT(AbsTTS):
 
     @torch.no_grad()
     def align(self, text: torch.Tensor, text_lengths: torch.Tensor, feats: torch.Tensor,
-              feats_lengths: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+              feats_lengths: torch.Tensor, readout: str = "argmax") -> Tuple[torch.Tensor, torch.Tensor]:
         """The aligner's durations (B, N) and forward-attention weights (B, T, N) for (text, normalised feats),
-        teacher forced: what the model would use as duration targets for this pair. Call in eval mode for
-        deterministic output (dropout)."""
+        teacher forced. readout "argmax": the paper's rule, what the model uses as duration targets for this
+        pair; "viterbi": the best monotonic path through the same weights, ending on the last token (see
+        attention.viterbi_durations; evaluation only). Call in eval mode for deterministic output (dropout)."""
         hs, h_mask = self.encode(text, text_lengths)
         _, _, alpha = self.run_aligner(hs, h_mask, feats, feats_lengths)
-        return durations_from_attention(alpha, text_lengths, feats_lengths), alpha
+        if readout == "argmax":
+            return durations_from_attention(alpha, text_lengths, feats_lengths), alpha
+        if readout == "viterbi":
+            att = self.aligner.src_attn
+            return viterbi_durations(att.log_w, att.move_logit, text_lengths, feats_lengths), alpha
+        raise ValueError(f"unknown duration read-out {readout!r}: argmax or viterbi")
 
     # ---- ESPnet2 interface -----------------------------------------------------------------------------
     def forward(
