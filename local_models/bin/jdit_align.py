@@ -5,8 +5,9 @@ and its inference uses (section 2.3).
 Reads DATA/text_phn and DATA/feats.scp (raw log-mel; the model's global_mvn normalises them), writes
 OUT/durations_aligner and OUT/durations_predictor (`<utt> <frames per token ...>`, one entry per text_phn
 token, the aligner's summing to the utterance's frame count), OUT/durations_aligner_viterbi (the best monotonic
-path through the aligner's attention: NOT the paper's rule, an evaluation of how much its argmax read-out lags) and, with --plot N, OUT/images/<utt>.png for
-the first N utterances (forward-attention weights with the true token boundaries when DATA/durations exists).
+path through the aligner's attention: NOT the paper's rule, an evaluation of how much its argmax read-out
+lags) and, with --plot N, OUT/images/<utt>.png for the first N utterances (forward-attention weights with
+the true token boundaries when DATA/durations exists).
 """
 import argparse
 import sys
