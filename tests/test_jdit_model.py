@@ -210,11 +210,17 @@ def test_tiny_jdit_losses_gradients_and_synthesis():
 
     # the aligner's durations are what the model trains on: they sum to the frame counts
     m.eval()
-    ds, alpha = m.align(text, tl, feats, fl)
+    both, alpha = m.align(text, tl, feats, fl, readouts=("argmax", "viterbi"))
+    ds = both["argmax"]
     assert ds.sum(1).tolist() == fl.tolist() and (ds[1, 5:] == 0).all() and alpha.shape == (3, 30, 7)
-    # one utterance alone (no padding: ESPnet's conv layers see the padded neighbours in a batch)
-    d1, _ = m.align(text[2:, :3], tl[2:], feats[2:, :11], fl[2:])
-    assert aligner_durations(m, text[2, :3], feats[2, :11]).tolist() == d1[0].tolist() and d1.sum() == 11
+    assert both["viterbi"].sum(1).tolist() == fl.tolist() and (both["viterbi"][1, 5:] == 0).all()
+    # one utterance alone (no padding: ESPnet's conv layers see the padded neighbours in a batch); the
+    # best-path read-out comes from that pass, not from the batch before it
+    d1, _ = m.align(text[2:, :3], tl[2:], feats[2:, :11], fl[2:], readouts=("viterbi", "argmax"))
+    assert aligner_durations(m, text[2, :3], feats[2, :11]).tolist() == d1["argmax"][0].tolist()
+    assert d1["argmax"].sum() == 11 and d1["viterbi"].sum() == 11
+    with pytest.raises(ValueError, match="read-out"):
+        m.align(text, tl, feats, fl, readouts=("mean",))
 
     out = m.inference(text[0])
     assert out["att_w"] is None and (out["duration"] >= 0).all()

@@ -94,9 +94,9 @@ def main(argv=None):
             yl = torch.tensor([y.size(1)])
             if model.normalize is not None:
                 y, _ = model.normalize(y, yl)
-            ds, alpha = tts.align(x, xl, y, yl)
-            aligner[utt] = ds[0].tolist()
-            viterbi[utt] = tts.align(x, xl, y, yl, readout="viterbi")[0][0].tolist()
+            ds, alpha = tts.align(x, xl, y, yl, readouts=("argmax", "viterbi"))
+            aligner[utt] = ds["argmax"][0].tolist()
+            viterbi[utt] = ds["viterbi"][0].tolist()
             hs, h_mask = tts.encode(x, xl)
             predictor[utt] = tts.duration_predictor.inference(hs, ~h_mask)[0].tolist()
             if n < args.plot:

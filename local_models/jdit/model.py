@@ -37,7 +37,7 @@ every token of an utterance gets 0, each gets 1 frame (ESPnet's LengthRegulator 
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -238,19 +238,25 @@ class JDIT(AbsTTS):
 
     @torch.no_grad()
     def align(self, text: torch.Tensor, text_lengths: torch.Tensor, feats: torch.Tensor,
-              feats_lengths: torch.Tensor, readout: str = "argmax") -> Tuple[torch.Tensor, torch.Tensor]:
-        """The aligner's durations (B, N) and forward-attention weights (B, T, N) for (text, normalised feats),
-        teacher forced. readout "argmax": the paper's rule, what the model uses as duration targets for this
-        pair; "viterbi": the best monotonic path through the same weights, ending on the last token (see
-        attention.viterbi_durations; evaluation only). Call in eval mode for deterministic output (dropout)."""
+              feats_lengths: torch.Tensor, readouts: Sequence[str] = ("argmax",)
+              ) -> Tuple[Dict[str, torch.Tensor], torch.Tensor]:
+        """The aligner's durations (B, N) per read-out and its forward-attention weights (B, T, N) for (text,
+        normalised feats), teacher forced, from one aligner pass. Read-outs: "argmax", the paper's rule, what
+        the model uses as duration targets for this pair; "viterbi", the best monotonic path through the same
+        weights, ending on the last token (see attention.viterbi_durations; evaluation only). Call in eval
+        mode for deterministic output (dropout)."""
+        unknown = set(readouts) - {"argmax", "viterbi"}
+        if unknown:
+            raise ValueError(f"unknown duration read-out(s) {sorted(unknown)}: argmax or viterbi")
         hs, h_mask = self.encode(text, text_lengths)
         _, _, alpha = self.run_aligner(hs, h_mask, feats, feats_lengths)
-        if readout == "argmax":
-            return durations_from_attention(alpha, text_lengths, feats_lengths), alpha
-        if readout == "viterbi":
-            att = self.aligner.src_attn
-            return viterbi_durations(att.log_w, att.move_logit, text_lengths, feats_lengths), alpha
-        raise ValueError(f"unknown duration read-out {readout!r}: argmax or viterbi")
+        ds = {}
+        if "argmax" in readouts:
+            ds["argmax"] = durations_from_attention(alpha, text_lengths, feats_lengths)
+        if "viterbi" in readouts:
+            att = self.aligner.src_attn  # it keeps the log weights and move logits of the pass just run
+            ds["viterbi"] = viterbi_durations(att.log_w, att.move_logit, text_lengths, feats_lengths)
+        return ds, alpha
 
     # ---- ESPnet2 interface -----------------------------------------------------------------------------
     def forward(
@@ -378,4 +384,4 @@ def aligner_durations(model, text, feats) -> np.ndarray:
         y, _ = normalize(y, ylens)
     ds, _ = tts.align(x, torch.tensor([x.size(1)], device=device), y, ylens)
     model.train(was_training)
-    return ds[0].cpu().numpy()
+    return ds["argmax"][0].cpu().numpy()
