@@ -63,6 +63,14 @@ def test_replicated_systems_are_compared_with_replicated_ones():
     add_seed_stats(scored, ["test"])
     lines, holds = claims(scored, "test")
     assert holds is False and "`trf_mfcc_k128`" in lines[0]  # not the single-seed k256's 20 %
+    assert not any("lowest of" in line for line in lines)  # one candidate: nothing picked
+    # two replicated candidates: the lower mean is checked, the other is listed beside it
+    scored.update(trf_mfcc_k256=_m(25.0, 170.0), trf_mfcc_k256_seed1=_m(27.0, 170.0))
+    add_seed_stats(scored, ["test"])
+    lines, holds = claims(scored, "test")
+    assert holds is True and "`trf_mfcc_k256` 26.00 %" in lines[0]
+    assert "lowest of 2" in lines[1] and "`trf_mfcc_k128` 31.00 % ± 1.41 sd" in lines[1]
+    del scored["trf_mfcc_k256_seed1"]
     # a replicated Transformer outside the bitrate window (one seed collapsed to 0 bits/s) does not let a
     # single-seed system stand in for it
     scored["trf_mfcc_k128_seed1"]["test"]["bitrate"] = 0.0
