@@ -43,31 +43,36 @@ def test_claim_compares_seed_means_and_flags_noise():
     scored = {"trf_mfcc_k128": _m(27.0), "trf_mfcc_k128_seed1": _m(33.0),  # mean 30, sd 4.24
               "conv_mfcc_k256": _m(31.0), "conv_mfcc_k256_seed1": _m(31.0)}  # mean 31, sd 0
     add_seed_stats(scored, ["test"])
-    lines, holds = claims(scored, "test")
-    assert holds is True and "mean of 2 seeds" in lines[0] and "not told apart" in lines[1]
+    lines, holds, clear = claims(scored, "test")
+    assert holds is True and clear is False and "mean of 2 seeds" in lines[0] and "not told apart" in lines[1]
     # the replicate rows are not candidates of their own (its 27 % would otherwise "win" against 31 %)
     scored["trf_mfcc_k128_seed1"]["test"]["abx"] = 40.0
     add_seed_stats(scored, ["test"])
-    lines, holds = claims(scored, "test")
-    assert holds is False and "33.50 %" in lines[0]
+    lines, holds, clear = claims(scored, "test")
+    assert holds is False and clear is False and "33.50 %" in lines[0]
+    # replicates that agree: the difference (3.5 points) is larger than either sd, nothing flagged
+    scored["trf_mfcc_k128_seed1"]["test"]["abx"] = 28.0
+    add_seed_stats(scored, ["test"])
+    lines, holds, clear = claims(scored, "test")
+    assert holds is True and clear is True and not any("not told apart" in line for line in lines)
 
 
 def test_claim_with_one_seed_asks_for_replicates():
-    lines, holds = claims({"trf_mfcc_k128": _m(20.0), "conv_mfcc_k256": _m(25.0)}, "test")
-    assert holds is True and "one seed" in lines[0] and "replicates" in lines[1]
+    lines, holds, clear = claims({"trf_mfcc_k128": _m(20.0), "conv_mfcc_k256": _m(25.0)}, "test")
+    assert holds is True and clear is None and "one seed" in lines[0] and "replicates" in lines[1]
 
 
 def test_replicated_systems_are_compared_with_replicated_ones():
     scored = {"trf_mfcc_k128": _m(30.0), "trf_mfcc_k128_seed1": _m(32.0), "trf_mfcc_k256": _m(20.0, 170.0),
               "conv_mfcc_k256": _m(28.0, 170.0), "conv_mfcc_k256_seed1": _m(30.0, 170.0)}
     add_seed_stats(scored, ["test"])
-    lines, holds = claims(scored, "test")
+    lines, holds, clear = claims(scored, "test")
     assert holds is False and "`trf_mfcc_k128`" in lines[0]  # not the single-seed k256's 20 %
     assert not any("lowest of" in line for line in lines)  # one candidate: nothing picked
     # two replicated candidates: the lower mean is checked, the other is listed beside it
     scored.update(trf_mfcc_k256=_m(25.0, 170.0), trf_mfcc_k256_seed1=_m(27.0, 170.0))
     add_seed_stats(scored, ["test"])
-    lines, holds = claims(scored, "test")
+    lines, holds, clear = claims(scored, "test")
     assert holds is True and "`trf_mfcc_k256` 26.00 %" in lines[0]
     assert "lowest of 2" in lines[1] and "`trf_mfcc_k128` 31.00 % ± 1.41 sd" in lines[1]
     del scored["trf_mfcc_k256_seed1"]
@@ -75,7 +80,7 @@ def test_replicated_systems_are_compared_with_replicated_ones():
     # single-seed system stand in for it
     scored["trf_mfcc_k128_seed1"]["test"]["bitrate"] = 0.0
     add_seed_stats(scored, ["test"])
-    lines, holds = claims(scored, "test")
+    lines, holds, clear = claims(scored, "test")
     assert holds is None and "No Transformer system with seed replicates" in lines[0]
 
 
@@ -109,3 +114,19 @@ def test_plot_points_put_replicated_systems_at_their_seed_mean(tmp_path):
     assert sorted((p[1], p[2]) for p in pts if p[0] is None) == [(120, 34.0), (140, 30.0)]
     assert plot(scored, "test", tmp_path / "abx.png") and (tmp_path / "abx.png").stat().st_size > 1000
     assert not plot({}, "test", tmp_path / "none.png")
+
+
+def test_results_md_says_an_ordering_inside_the_noise_is_no_reproduction(tmp_path):
+    from local_models.bin.vqvae_score import write_md
+
+    scored = {"trf_mfcc_k128": _m(27.0), "trf_mfcc_k128_seed1": _m(33.0),
+              "conv_mfcc_k256": _m(31.0), "conv_mfcc_k256_seed1": _m(31.0)}
+    add_seed_stats(scored, ["test"])
+    results = {"systems": scored, "commit": "abc", "hardware": "cpu"}
+    write_md(tmp_path / "RESULTS.md", results, ["test"], "mini", "trf_mfcc_k128", plot_ok=False)
+    not_done = (tmp_path / "RESULTS.md").read_text().split("## Not done yet")[1]
+    assert "holds on the means only" in not_done
+    scored["trf_mfcc_k128_seed1"]["test"]["abx"] = 28.0  # a clear difference: no such line
+    add_seed_stats(scored, ["test"])
+    write_md(tmp_path / "RESULTS.md", results, ["test"], "mini", "trf_mfcc_k128", plot_ok=False)
+    assert "holds on the means only" not in (tmp_path / "RESULTS.md").read_text()

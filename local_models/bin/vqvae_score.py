@@ -155,9 +155,10 @@ def _abx_bitrate(m: dict):
 
 def claims(systems: dict, s: str):
     """The issue's acceptance checks, stated with the numbers behind them: (lines, whether the paper's
-    Transformer-below-conv ordering holds, or None when it could not be checked). Systems with seed replicates
-    are compared by their means over seeds, with the seed-to-seed sd beside them."""
-    lines, holds = [], None
+    Transformer-below-conv ordering holds, or None when it could not be checked, whether the difference is
+    larger than the seed-to-seed sd, or None without replicates). Systems with seed replicates are compared by
+    their means over seeds, with the seed-to-seed sd beside them."""
+    lines, holds, clear = [], None, None
     trf = [(n, m[s]) for n, m in systems.items()
            if n.startswith("trf_mfcc") and not SEED_RE.match(n) and s in m and "abx" in m[s]]
     conv = systems.get("conv_mfcc_k256", {}).get(s)
@@ -186,7 +187,9 @@ def claims(systems: dict, s: str):
                 lines.append(f"- The check takes the lowest of {len(near)} Transformer systems within the window; the "
                              "others: " + "; ".join(f"`{n}` {desc(m, *_abx_bitrate(m))}" for n, m in others) + ".")
             sds = [m["abx_seed_sd"] for m in (best, conv) if replicated(m)]
-            if sds and abs(t_abx - c_abx) < max(sds):
+            if sds:
+                clear = abs(t_abx - c_abx) >= max(sds)
+            if sds and not clear:
                 lines.append(f"- The difference ({abs(t_abx - c_abx):.2f} points) is smaller than the seed-to-seed sd "
                              f"({max(sds):.2f}): at this training budget the two encoders are not told apart.")
             elif not sds:
@@ -207,7 +210,7 @@ def claims(systems: dict, s: str):
                      f"ABXpy, with the true frame offsets) the largest difference to libriabx2 is {max(default):.2f} "
                      "points: which frames belong to a triphone matters at 40 ms per code (a frame more or less is "
                      "a large share of a ~250 ms item).")
-    return lines, holds
+    return lines, holds, clear
 
 
 def plot_points(systems: dict, s: str) -> list:
@@ -278,7 +281,7 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
     ]
     for t in (1, 2, 3):
         lines += table_lines(t, systems, sets)
-    checks, ordering_holds = claims(systems, s)
+    checks, ordering_holds, ordering_clear = claims(systems, s)
     lines += ["", "## Checks", ""] + (checks or ["- not enough systems run to check the paper's claims"])
     inv = systems.get("inverter", {}).get(s)
     lines += ["", f"## Resynthesis in the target voice (codebook inverter + Griffin-Lim, `{inverter}`)", ""]
@@ -307,6 +310,10 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
     if ordering_holds is False:
         lines.append("- The paper's ordering (Transformer VQ-VAE below the conv VQ-VAE) is not reproduced at this "
                      "training budget; whether it appears with longer training or the paper-size configs is untested.")
+    elif ordering_holds and ordering_clear is False:
+        lines.append("- The paper's ordering (Transformer VQ-VAE below the conv VQ-VAE) holds on the means only, inside "
+                     "the seed-to-seed sd: not a reproduction at this training budget; whether it is clearer with "
+                     "longer training or the paper-size configs is untested.")
     lines.append("- Models are the tiny configs unless `--train-config-suffix \"\"` (paper size) was given: see "
                  "exp/<system>/config.yaml.")
     with atomic_open(path) as f:
