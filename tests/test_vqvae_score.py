@@ -159,8 +159,8 @@ def test_plot_points_put_replicated_systems_at_their_seed_mean(tmp_path):
     add_seed_stats(scored, ["test"])
     pts = plot_points(scored, "test")
     labelled = {p[0]: p for p in pts if p[0] is not None}
-    assert set(labelled) == {"mfcc_k128", "conv_k256"}  # replicates are not labelled points of their own
-    _, br, abx, sd, seeds = labelled["mfcc_k128"]
+    assert set(labelled) == {"trf_k128", "conv_k256"}  # replicates are not labelled points of their own
+    _, br, abx, sd, seeds = labelled["trf_k128"]
     assert (br, abx, seeds) == (130.0, 32.0, 2) and sd == pytest.approx(statistics.stdev([30.0, 34.0]))
     assert labelled["conv_k256"][1:] == (170, 28.0, None, 1)
     # both seeds of the replicated system stay visible as faint points

@@ -271,7 +271,7 @@ def plot_points(systems: dict, s: str) -> list:
             pts.append((None, m["bitrate"], m["abx"], None, 1))
             continue
         abx, br, seeds = _abx_bitrate(m)
-        label = n.replace("trf_", "").replace("_mfcc", "")
+        label = n.replace("_mfcc", "")  # MFCC is the default input: trf_k128, trf_logmel_k128, conv_k256
         pts.append((label, br, abx, m["abx_seed_sd"] if seeds > 1 else None, seeds))
         if seeds > 1:  # the base system is seed 0 of its replicates: draw its own run too
             pts.append((None, m["bitrate"], m["abx"], None, 1))
@@ -288,12 +288,15 @@ def plot(systems: dict, s: str, path: Path) -> bool:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for label, br, abx, sd, seeds in pts:
+    for label, br, abx, _, _ in pts:
         if label is None:
             ax.scatter(br, abx, s=10, color="gray", alpha=0.5)
-            continue
+    labelled = sorted((p for p in pts if p[0] is not None), key=lambda p: (p[1], p[2]))
+    for i, (label, br, abx, sd, seeds) in enumerate(labelled):
         ax.errorbar(br, abx, yerr=sd, fmt="o", color="tab:red" if label.startswith("conv") else "tab:blue", capsize=3)
-        ax.annotate(label + (f" ({seeds} seeds)" if seeds > 1 else ""), (br, abx), fontsize=7)
+        # neighbours in bitrate take turns above and below their point, so close systems stay readable
+        ax.annotate(label + (f" ({seeds} seeds)" if seeds > 1 else ""), (br, abx), fontsize=7,
+                    xytext=(4, 5 if i % 2 == 0 else -11), textcoords="offset points")
     ax.set_xlabel("bitrate (bits/s)")
     ax.set_ylabel(f"ABX error on {s} (%)")
     ax.set_title("ABX vs bitrate (blue: Transformer, red: conv VQ-VAE;\n"
