@@ -183,3 +183,11 @@ def test_results_md_says_an_ordering_inside_the_noise_is_no_reproduction(tmp_pat
     add_seed_stats(scored, ["test"])
     write_md(tmp_path / "RESULTS.md", results, ["test"], "mini", "trf_mfcc_k128", plot_ok=False)
     assert "holds on the means only" not in (tmp_path / "RESULTS.md").read_text()
+
+
+def test_close_points_put_their_labels_on_opposite_sides():
+    from local_models.bin.vqvae_score import label_above
+
+    pts = [("conv_k256", 189.0, 23.5, 3.4, 15), ("trf_k256", 190.7, 23.8, 2.2, 15), ("trf_k64", 139.0, 27.8, None, 1)]
+    assert label_above(pts, 190.7, 23.8) and not label_above(pts, 189.0, 23.5)  # the higher one's label on top
+    assert label_above(pts, 139.0, 27.8)  # nobody near: above

@@ -278,6 +278,13 @@ def plot_points(systems: dict, s: str) -> list:
     return pts
 
 
+def label_above(points, br: float, abx: float, near: float = 5.0) -> bool:
+    """Whether the label of the point (br, abx) goes above it: yes, unless the labelled point nearest in bitrate
+    (within `near` bits/s) has a higher ABX, whose label then goes above while this one goes below."""
+    others = [(abs(b - br), a) for _, b, a, _, _ in points if (b, a) != (br, abx) and abs(b - br) < near]
+    return not others or abx >= min(others)[1]
+
+
 def plot(systems: dict, s: str, path: Path) -> bool:
     pts = plot_points(systems, s)
     if not pts:
@@ -291,12 +298,11 @@ def plot(systems: dict, s: str, path: Path) -> bool:
     for label, br, abx, _, _ in pts:
         if label is None:
             ax.scatter(br, abx, s=10, color="gray", alpha=0.5)
-    labelled = sorted((p for p in pts if p[0] is not None), key=lambda p: (p[1], p[2]))
-    for i, (label, br, abx, sd, seeds) in enumerate(labelled):
+    labelled = [p for p in pts if p[0] is not None]
+    for label, br, abx, sd, seeds in labelled:
         ax.errorbar(br, abx, yerr=sd, fmt="o", color="tab:red" if label.startswith("conv") else "tab:blue", capsize=3)
-        # neighbours in bitrate take turns above and below their point, so close systems stay readable
         ax.annotate(label + (f" ({seeds} seeds)" if seeds > 1 else ""), (br, abx), fontsize=7,
-                    xytext=(4, 5 if i % 2 == 0 else -11), textcoords="offset points")
+                    xytext=(4, 5 if label_above(labelled, br, abx) else -11), textcoords="offset points")
     ax.set_xlabel("bitrate (bits/s)")
     ax.set_ylabel(f"ABX error on {s} (%)")
     ax.set_title("ABX vs bitrate (blue: Transformer, red: conv VQ-VAE;\n"
