@@ -81,6 +81,7 @@ def test_welch_matches_scipy_on_the_raw_seeds():
     assert df == pytest.approx((va + vb) ** 2 / (va ** 2 / 4 + vb ** 2 / 5))
     assert hi - diff == pytest.approx(stats.t.ppf(0.975, df) * (va + vb) ** 0.5) and diff - lo == pytest.approx(hi - diff)
     assert welch(20.0, 0.0, 3, 21.0, 0.0, 3)[4] == 0.0 and welch(20.0, 0.0, 3, 20.0, 0.0, 3)[4] == 1.0
+    assert welch(20.0, 0.0, 3, 21.0, 0.0, 3)[2] < 0 < welch(21.0, 0.0, 3, 20.0, 0.0, 3)[2]  # t keeps the sign
 
 
 def test_claim_says_whether_the_papers_difference_is_inside_the_interval():
@@ -108,6 +109,19 @@ def test_picking_the_lowest_of_several_candidates_is_paid_for_in_p():
     lines, holds, clear = claims(scored, "test")
     assert holds is True and "lowest of 4" in lines[1] and "adjusted for picking the lowest of 4" in lines[2]
     assert clear is False  # ... but not once p is multiplied by the 4 candidates
+
+
+def test_claim_with_one_replicated_side_measures_against_its_sd():
+    # conv replicated (sd 1.41), the Transformer not: no test is possible, the difference is held against the sd
+    scored = {"trf_mfcc_k128": _m(30.5), **_seeds("conv_mfcc_k256", [30.0, 32.0])}
+    add_seed_stats(scored, ["test"])
+    lines, holds, clear = claims(scored, "test")
+    assert holds is True and clear is False and "smaller than the seed-to-seed sd (1.41)" in lines[1]
+    assert "replicate both sides" in lines[1] and "Welch" not in lines[1]
+    scored["trf_mfcc_k128"]["test"]["abx"] = 27.0
+    add_seed_stats(scored, ["test"])
+    lines, holds, clear = claims(scored, "test")
+    assert clear is True and "larger than the replicated side's seed-to-seed sd (1.41)" in lines[1]
 
 
 def test_claim_with_one_seed_asks_for_replicates():

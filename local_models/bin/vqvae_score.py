@@ -2,6 +2,7 @@
 (paper 003 Tables 1-3 shapes, the paper's numbers beside ours) and plot ABX against bitrate."""
 import argparse
 import json
+import math
 import os
 import re
 import statistics
@@ -163,7 +164,7 @@ def welch(mean1, sd1, n1, mean2, sd2, n2, level=0.95):
     v1, v2 = sd1 ** 2 / n1, sd2 ** 2 / n2
     se = (v1 + v2) ** 0.5
     if se == 0:
-        return diff, (diff, diff), float("inf") if diff else 0.0, float("inf"), 0.0 if diff else 1.0
+        return diff, (diff, diff), math.copysign(math.inf, diff) if diff else 0.0, math.inf, 0.0 if diff else 1.0
     df = (v1 + v2) ** 2 / (v1 ** 2 / (n1 - 1) + v2 ** 2 / (n2 - 1))
     t = diff / se
     half = stats.t.ppf(0.5 + level / 2, df) * se

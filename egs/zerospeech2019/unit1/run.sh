@@ -34,7 +34,7 @@ test_sets="test"
 # one seed's ABX moves by several points (conv_mfcc_k256: 31.6 / 22.9 / 29.3 % for seeds 0 / 1 / 2 in one run),
 # so the systems the acceptance compares get five seeds each: the conv baseline (K 256), the paper's Transformer
 # (K 128, 12 % lower bitrate) and the Transformer at the conv's own codebook size (K 256, the same bitrate).
-# The landed RESULTS.md adds seeds 5-14 of the K 256 pair (15 seeds each, ~50 min more of stage 4 on 2 cores):
+# The landed RESULTS.md adds seeds 5-14 of the K 256 pair (15 seeds each, 40 min more of stage 4 on 2 cores):
 #   ./run.sh --systems "<the default list below> trf_mfcc_k256_seed5 conv_mfcc_k256_seed5 ... trf_mfcc_k256_seed14
 #   conv_mfcc_k256_seed14"
 # With 5 seeds a side the 95 % interval of the difference is ~7 points wide: it cannot tell the paper's gap from 0.
