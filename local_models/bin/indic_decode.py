@@ -17,6 +17,7 @@ import yaml
 from tqdm import tqdm
 
 from local_models.common.datadir import DataDirError, atomic_open, c_sort_key, read_table, write_table
+from local_models.common.device import add_ngpu_option, device_of
 from local_models.multisoftmax.decode import (LidFreeDecoder, StreamingBeamSearch, SwitchOff, encode_chunks,
                                               lang_by_script, t_avg)
 from local_models.multisoftmax.units import units_to_text
@@ -47,7 +48,9 @@ encoder pass per utterance shared by all) into SWITCH_OFF_DIR/<tau>_<s_th>/ (e.g
 summary in SWITCH_OFF_DIR/switch_off_grid.json; OUT_DIR keeps the --tau/--s_th setting.""",
     )
     p.add_argument("--model_dir", required=True, help="exp/<system>: config.yaml and the trained model")
-    p.add_argument("--model_file", default="valid.loss.best.pth", help="checkpoint in MODEL_DIR (default %(default)s)")
+    p.add_argument("--model-file", "--model_file", dest="model_file", default="valid.loss.best.pth",
+                   help="checkpoint in MODEL_DIR (default %(default)s)")
+    add_ngpu_option(p)
     p.add_argument("--feats", required=True, help="feats.scp of (T, 80) log-mels, e.g. dump/fbank/<set>/feats.scp")
     p.add_argument("--utt2lid", required=True, help="<utt> <language> for every utterance, e.g. data/<set>/utt2lid")
     p.add_argument("--mode", choices=("known", "lidfree"), default="known", help="default %(default)s")
@@ -174,10 +177,11 @@ def main(argv=None) -> int:
     args.out_dir = args.out_dir or args.out_dir_opt
     torch.set_num_threads(1)  # CPU times comparable across runs and settings
     try:
+        device = device_of(args.ngpu)  # before anything loads: a missing GPU fails at once
         from local_models.multisoftmax.task import load_trained
 
         model_dir, out = Path(args.model_dir), Path(args.out_dir)
-        model = load_trained(model_dir, args.model_file)
+        model = load_trained(model_dir, args.model_file, device)
         net = model.net
         if args.beam < 1 or args.chunk < 1 or args.max_sym_per_frame < 0:
             raise ValueError("need --beam >= 1, --chunk >= 1 and --max_sym_per_frame >= 0")
@@ -208,7 +212,7 @@ def main(argv=None) -> int:
         enc_cpu = 0.0
         for utt in tqdm(keys, desc=f"indic_decode {model_dir.name} {args.mode}", disable=None, mininterval=5):
             lang = utt2lid[utt]
-            x = torch.tensor(np.asarray(feats[utt]), dtype=torch.float32)
+            x = torch.tensor(np.asarray(feats[utt]), dtype=torch.float32, device=device)
             if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] != model.feat_mean.numel():
                 raise DataDirError(args.feats, None, f"utterance {utt}: features of shape {tuple(x.shape)}, the "
                                                      f"model reads (frames, {model.feat_mean.numel()})")
@@ -242,7 +246,8 @@ def main(argv=None) -> int:
                             {key: search.cpu_s})
         common = dict(system=net.system, mode=args.mode, model_dir=str(model_dir), feats=args.feats,
                       beam=args.beam, max_sym_per_frame=args.max_sym_per_frame, chunk=args.chunk,
-                      encoder_cpu_s=enc_cpu, threads=torch.get_num_threads())
+                      encoder_cpu_s=enc_cpu, threads=torch.get_num_threads(),
+                      device=str(device))
         summary = []
         for (tau, s_th), col in zip(settings, collectors):
             dirs = ([out] if (tau, s_th) == settings[0] else []) + \

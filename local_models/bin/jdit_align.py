@@ -15,12 +15,16 @@ from pathlib import Path
 
 import numpy as np
 
+from local_models.common.device import add_ngpu_option, device_of
+
 
 def get_parser():
     p = argparse.ArgumentParser(prog="jdit_align", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model-dir", required=True, help="JDI-T exp dir (config.yaml + model file)")
-    p.add_argument("--model-file", default=None, help="default: valid.loss.best.pth, else the newest epoch")
+    p.add_argument("--model-file", "--model_file", dest="model_file", default=None,
+                   help="checkpoint in --model-dir (default: valid.loss.best.pth, else the newest epoch)")
+    add_ngpu_option(p)
     p.add_argument("--plot", type=int, default=0, help="plot the attention of the first N utterances")
     p.add_argument("data_dir", help="data dir with text_phn and feats.scp")
     p.add_argument("out_dir")
@@ -59,6 +63,7 @@ def main(argv=None):
 
     data, out = Path(args.data_dir), Path(args.out_dir)
     try:
+        device = device_of(args.ngpu)
         texts = read_text(data / "text_phn")
         if not (data / "feats.scp").is_file():
             raise FileNotFoundError(f"{data}/feats.scp: no features (run stage 2)")
@@ -67,7 +72,7 @@ def main(argv=None):
         if missing:
             raise ValueError(f"{data}/feats.scp: no features for {len(missing)} utterance(s), e.g. {missing[0]}")
         model_dir = Path(args.model_dir)
-        model, train_args = load_tts_model(model_dir, args.model_file)
+        model, train_args = load_tts_model(model_dir, args.model_file, device)
         true = read_table(data / "durations") if (data / "durations").is_file() else {}
     except (FileNotFoundError, ValueError) as e:
         sys.exit(f"jdit_align: {e}")
@@ -88,10 +93,10 @@ def main(argv=None):
             if None in ids:
                 sys.exit(f"jdit_align: {data}/text_phn: utterance {utt}: token '{toks[ids.index(None)]}' not in the "
                          f"model's token list and no <unk>")
-            x = torch.tensor(ids).view(1, -1)
-            xl = torch.tensor([len(ids)])
-            y = torch.from_numpy(np.array(feats[utt], dtype=np.float32)).unsqueeze(0)
-            yl = torch.tensor([y.size(1)])
+            x = torch.tensor(ids, device=device).view(1, -1)
+            xl = torch.tensor([len(ids)], device=device)
+            y = torch.tensor(np.array(feats[utt], dtype=np.float32), device=device).unsqueeze(0)
+            yl = torch.tensor([y.size(1)], device=device)
             if model.normalize is not None:
                 y, _ = model.normalize(y, yl)
             ds, alpha = tts.align(x, xl, y, yl, readouts=("argmax", "viterbi"))
@@ -101,7 +106,7 @@ def main(argv=None):
             predictor[utt] = tts.duration_predictor.inference(hs, ~h_mask)[0].tolist()
             if n < args.plot:
                 ref = np.array(true[utt].split(), dtype=int) if utt in true else None
-                plot_alignment(out / "images" / f"{utt}.png", utt, alpha[0].numpy(), ref)
+                plot_alignment(out / "images" / f"{utt}.png", utt, alpha[0].detach().float().cpu().numpy(), ref)
     for name, table in (("durations_aligner", aligner), ("durations_aligner_viterbi", viterbi),
                         ("durations_predictor", predictor)):
         with atomic_open(out / name) as f:

@@ -10,8 +10,9 @@ from tqdm import tqdm
 
 from local_models.common.audio import AudioError, iter_utterances
 from local_models.common.datadir import DataDirError, atomic_open, read_table, write_table
+from local_models.common.device import add_ngpu_option, device_of
 from local_models.common.features import shard_writer
-from local_models.sad.detectors import DETECTORS, get_detector
+from local_models.sad.detectors import DETECTORS, NEURAL_SYSTEMS, get_detector
 
 
 def get_parser():
@@ -26,6 +27,10 @@ def get_parser():
     p.add_argument("--sample-rate", type=int, default=8000, help="the systems are 8 kHz systems (default 8000)")
     p.add_argument("--model-dir", default="",
                    help="neural systems: the trained model's exp dir (default: $SAD_EXP_DIR/<model>, e.g. exp/seg_rnn)")
+    p.add_argument("--model-file", "--model_file", dest="model_file", default="",
+                   help="neural systems: checkpoint in the model dir (majority_vote: in each member's; default: "
+                        "valid.loss.best.pth, else valid.loss.ave.pth, latest.pth, the newest <N>epoch.pth)")
+    add_ngpu_option(p)  # the neural systems' nets run there; the others are numpy / CPU-only and ignore it
     p.add_argument("data_dir")
     p.add_argument("out_dir")
     return p
@@ -35,7 +40,16 @@ def main(argv=None):
     args = get_parser().parse_args(argv)
     torch.set_num_threads(1)
     try:
-        detector = get_detector(args.system, **({"model_dir": args.model_dir} if args.model_dir else {}))
+        device = device_of(args.ngpu)
+    except ValueError as e:
+        print(f"sad_decode: {e}", file=sys.stderr)
+        return 2
+    neural = args.system in NEURAL_SYSTEMS
+    if not neural:
+        device = torch.device("cpu")  # numpy / webrtcvad / silero on the CPU
+    opts = dict(device=str(device), model_file=args.model_file) if neural else {}
+    try:
+        detector = get_detector(args.system, **opts, **({"model_dir": args.model_dir} if args.model_dir else {}))
     except TypeError:
         print(f"sad_decode: --model-dir applies to the neural systems only, not '{args.system}'", file=sys.stderr)
         return 2
@@ -64,8 +78,9 @@ def main(argv=None):
     write_table(out / "reco2dur", durations)
     with atomic_open(out / "rtf.json") as f:
         json.dump({"system": args.system, "audio_s": audio_s, "proc_s": proc_s, "rtf": proc_s / audio_s,
-                   "threads": torch.get_num_threads()}, f, indent=1)
-    print(f"sad_decode: {args.system}: {audio_s:.0f} s of audio, RTF {proc_s / audio_s:.4f} (1 thread)", file=sys.stderr)
+                   "threads": torch.get_num_threads(), "device": str(device)}, f, indent=1)
+    where = "1 thread" if device.type == "cpu" else str(device)
+    print(f"sad_decode: {args.system}: {audio_s:.0f} s of audio, RTF {proc_s / audio_s:.4f} ({where})", file=sys.stderr)
     return 0
 
 

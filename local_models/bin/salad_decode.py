@@ -16,15 +16,19 @@ from pathlib import Path
 import numpy as np
 
 from local_models.common.datadir import DataDirError, read_table
+from local_models.common.device import add_ngpu_option, device_of
 
 
 def get_parser():
     p = argparse.ArgumentParser(prog="salad_decode", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model-dir", required=True, help="exp dir of a trained model (config.yaml + checkpoint)")
-    p.add_argument("--model-file", default="valid.mcd.best.pth")
+    p.add_argument("--model-file", "--model_file", dest="model_file", default="valid.mcd.best.pth",
+                   help="checkpoint in --model-dir (default %(default)s)")
+    add_ngpu_option(p)
     p.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "int8"],
-                   help="inference precision: fp32, bf16 autocast, int8 dynamic quantisation of Linear / LSTM")
+                   help="inference precision: fp32, bf16 autocast, int8 dynamic quantisation of Linear / LSTM "
+                        "(CPU only)")
     p.add_argument("--num-wavs", type=int, default=10, help="utterances to synthesise (-1: all)")
     p.add_argument("dump", help="feature dump of the set (salad_dump feats)")
     p.add_argument("out_dir")
@@ -95,11 +99,12 @@ def main(argv=None):
     args = get_parser().parse_args(argv)
     import torch
 
-    from local_models.salad.task import load_trained
-
     torch.set_num_threads(1)
     try:
-        model = load_trained(args.model_dir, args.model_file, args.precision)
+        device = device_of(args.ngpu)  # before anything loads: a missing GPU fails at once
+        from local_models.salad.task import load_trained
+
+        model = load_trained(args.model_dir, args.model_file, args.precision, device)
         s = decode(model, Path(args.dump), Path(args.out_dir), args.num_wavs)
     except (DataDirError, FileNotFoundError, ValueError) as e:
         sys.exit(f"salad_decode: {e}")

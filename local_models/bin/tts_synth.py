@@ -18,6 +18,9 @@ OUT/durations (frames per token, when the model gives them), OUT/att_ws/<utt>.np
 models, for the robustness check and plots), OUT/synth.json (per-utterance frames, stop reason, peak level;
 totals and real-time factors: compute seconds / seconds of audio generated, acoustic model and vocoder apart).
 Everything is written under OUT.tmp and renamed to OUT at the end: an interrupted run leaves no partial OUT.
+
+`--ngpu 1` runs the acoustic model and a Parallel WaveGAN vocoder on the GPU (Griffin-Lim is librosa's, on the CPU);
+the timings then wait for the GPU's work to finish.
 """
 import argparse
 import json
@@ -28,12 +31,16 @@ from pathlib import Path
 
 import numpy as np
 
+from local_models.common.device import add_ngpu_option, device_of
+
 
 def get_parser():
     p = argparse.ArgumentParser(prog="tts_synth", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model-dir", help="ESPnet2 TTS exp dir with config.yaml")
-    p.add_argument("--model-file", default=None, help="default: valid.loss.best.pth, else the newest N*epoch.pth")
+    p.add_argument("--model-file", "--model_file", dest="model_file", default=None,
+                   help="checkpoint in --model-dir (default: valid.loss.best.pth, else the newest N*epoch.pth)")
+    add_ngpu_option(p)
     p.add_argument("--text", help="text_phn file: <utt> <tokens ...> (with --model-dir)")
     p.add_argument("--feats", help="instead of --model-dir/--text: vocode these log-mel features (kaldiio scp)")
     p.add_argument("--vocoder", default="griffin_lim", help="griffin_lim or a Parallel WaveGAN checkpoint .pkl")
@@ -80,13 +87,13 @@ def find_model_file(model_dir: Path, name=None) -> Path:
     return epochs[-1]
 
 
-def load_tts_model(model_dir: Path, model_file=None):
-    """(ESPnet2 TTS model in eval mode, its training args) of an exp dir; any of the recipe's systems."""
+def load_tts_model(model_dir: Path, model_file=None, device="cpu"):
+    """(ESPnet2 TTS model in eval mode on `device`, its training args) of an exp dir; any of the recipe's systems."""
     import local_models.jdit.task  # noqa: F401  (registers tts: jdit before the model is built)
     from espnet2.tasks.tts import TTSTask
 
     model, train_args = TTSTask.build_model_from_file(model_dir / "config.yaml",
-                                                      find_model_file(model_dir, model_file), "cpu")
+                                                      find_model_file(model_dir, model_file), str(device))
     model.eval()
     return model, train_args
 
@@ -128,7 +135,7 @@ class GriffinLim:
 class PWGVocoder:
     """A trained Parallel WaveGAN generator (parallel-wavegan package) on de-normalised log10-mel."""
 
-    def __init__(self, checkpoint: str, conf: dict):
+    def __init__(self, checkpoint: str, conf: dict, device="cpu"):
         import torch
 
         import local_models.common.compat  # noqa: F401  (parallel_wavegan imports scipy.signal.kaiser)
@@ -136,29 +143,31 @@ class PWGVocoder:
 
         self.model = load_model(checkpoint)
         self.model.remove_weight_norm()
-        self.model.eval()
+        self.model.eval().to(device)
+        self.device = torch.device(device)
         self.fs = int(self.model.config.get("sampling_rate", conf["sample_rate"])) if hasattr(self.model, "config") \
             else int(conf["sample_rate"])
         self.torch = torch
 
     def __call__(self, logmel: np.ndarray) -> np.ndarray:
         with self.torch.no_grad():
-            return self.model.inference(self.torch.from_numpy(logmel)).view(-1).numpy()
+            c = self.torch.from_numpy(logmel).to(self.device)
+            return self.model.inference(c).view(-1).detach().float().cpu().numpy()
 
 
-def build_vocoder(args, conf):
+def build_vocoder(args, conf, device="cpu"):
     if args.vocoder == "griffin_lim":
         return GriffinLim(conf, args.griffin_lim_iters)
     if not Path(args.vocoder).is_file():
         raise FileNotFoundError(f"--vocoder {args.vocoder}: neither 'griffin_lim' nor a checkpoint file")
-    return PWGVocoder(args.vocoder, conf)
+    return PWGVocoder(args.vocoder, conf, device)
 
 
-def load_text2speech(model_dir: Path, model_file: Path, args):
+def load_text2speech(model_dir: Path, model_file: Path, args, device="cpu"):
     import local_models.jdit.task  # noqa: F401  (registers tts: jdit before the model is built)
     from espnet2.bin.tts_inference import Text2Speech
 
-    return Text2Speech(train_config=model_dir / "config.yaml", model_file=model_file, device="cpu",
+    return Text2Speech(train_config=model_dir / "config.yaml", model_file=model_file, device=str(device),
                        threshold=args.threshold, maxlenratio=args.maxlenratio, minlenratio=args.minlenratio,
                        always_fix_seed=True)
 
@@ -169,6 +178,7 @@ def synthesise(args) -> dict:
     import torch
     from tqdm import tqdm
 
+    device = device_of(args.ngpu)
     torch.set_num_threads(args.nthreads)
     conf = read_fbank_conf(args.fbank_conf)
     if args.feats:  # reference mels through the vocoder only
@@ -181,7 +191,7 @@ def synthesise(args) -> dict:
         model_dir = Path(args.model_dir)
         model_file = find_model_file(model_dir, args.model_file)
         texts = read_text(args.text)
-        tts = load_text2speech(model_dir, model_file, args)
+        tts = load_text2speech(model_dir, model_file, args, device)
         from espnet2.tts.tacotron2 import Tacotron2
         from espnet2.tts.transformer import Transformer
 
@@ -190,7 +200,9 @@ def synthesise(args) -> dict:
         autoregressive = isinstance(tts.tts, (Tacotron2, Transformer))
     else:
         raise ValueError("give --model-dir and --text, or --feats")
-    vocoder = build_vocoder(args, conf)
+    vocoder = build_vocoder(args, conf, device)
+    # the GPU works asynchronously: wait for it before reading the clock
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     hop, fs = int(conf["hop_length"]), int(conf["sample_rate"])
     maxlen_frames = lambda n: int(n * args.maxlenratio)  # noqa: E731
 
@@ -206,10 +218,12 @@ def synthesise(args) -> dict:
             n_tokens = len(texts[utt].split())
             t0 = time.perf_counter()
             res = tts(utt) if args.feats else tts(texts[utt])
+            sync()
             t1 = time.perf_counter()
             mel = res.get("feat_gen_denorm")
-            mel = (res["feat_gen"] if mel is None else mel).float().numpy()
+            mel = (res["feat_gen"] if mel is None else mel).detach().float().cpu().numpy()
             wav = vocoder(mel)
+            sync()
             t2 = time.perf_counter()
             am_s, voc_s = am_s + (t1 - t0), voc_s + (t2 - t1)
             seconds = len(wav) / fs
@@ -222,7 +236,7 @@ def synthesise(args) -> dict:
             if res.get("duration") is not None:
                 durations[utt] = res["duration"].long().tolist()
             if args.save_att and res.get("att_w") is not None:
-                np.save(tmp / "att_ws" / f"{utt}.npy", res["att_w"].float().numpy())
+                np.save(tmp / "att_ws" / f"{utt}.npy", res["att_w"].detach().float().cpu().numpy())
             per_utt[utt] = dict(tokens=n_tokens, frames=int(mel.shape[0]), seconds=round(seconds, 4),
                                 peak=round(peak, 4), hit_maxlen=bool(autoregressive and n_tokens
                                                                 and mel.shape[0] >= maxlen_frames(n_tokens)),
@@ -235,6 +249,7 @@ def synthesise(args) -> dict:
             for utt in sorted(durations):
                 f.write(f"{utt} {' '.join(map(str, durations[utt]))}\n")
     summary = dict(model_dir=str(model_dir), model_file=model_file.name, vocoder=args.vocoder, threads=args.nthreads,
+                   device=str(device),
                    utterances=len(per_utt), audio_seconds=round(audio_s, 3), acoustic_seconds=round(am_s, 4),
                    vocoder_seconds=round(voc_s, 4), acoustic_rtf=am_s / max(audio_s, 1e-9),
                    vocoder_rtf=voc_s / max(audio_s, 1e-9), hop_length=hop, sample_rate=fs, per_utt=per_utt)

@@ -15,6 +15,7 @@ import torch
 from tqdm import tqdm
 
 from local_models.common.datadir import DataDirError, atomic_open, read_table
+from local_models.common.device import add_ngpu_option, device_of
 from local_models.vqvae.bitrate import bitrate
 from local_models.vqvae.featio import load_features, read_utt_list
 from local_models.vqvae.task import VQVAEModel, load_trained
@@ -24,7 +25,9 @@ def get_parser():
     p = argparse.ArgumentParser(prog="vqvae_extract", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model-dir", required=True, help="trained VQ-VAE exp dir (config.yaml + valid.loss.best.pth)")
-    p.add_argument("--model-file", default="valid.loss.best.pth", help="checkpoint in --model-dir")
+    p.add_argument("--model-file", "--model_file", dest="model_file", default="valid.loss.best.pth",
+                   help="checkpoint in --model-dir (default %(default)s)")
+    add_ngpu_option(p)
     p.add_argument("--utt2dur", help="durations for the bitrate (data/<set>/utt2dur)")
     p.add_argument("--bitrate-list", help="utterances the bitrate is computed over (default: all)")
     p.add_argument("feats", help="features (kaldiio .scp) of the set to encode")
@@ -32,14 +35,14 @@ def get_parser():
     return p
 
 
-def encode_all(model, feats) -> dict:
+def encode_all(model, feats, device="cpu") -> dict:
     codes = {}
     for utt in tqdm(sorted(feats), desc="vqvae_extract", mininterval=5, disable=None):
-        x = torch.from_numpy(np.array(feats[utt], dtype=np.float32))[None]
+        x = torch.tensor(np.array(feats[utt], dtype=np.float32), device=device)[None]
         if x.shape[1] < 4:
             raise ValueError(f"'{utt}': {x.shape[1]} frames, fewer than the encoder's stride 4")
-        _, c, clen = model.encode(x, torch.tensor([x.shape[1]]))
-        codes[utt] = c[0, : int(clen[0])].numpy().astype(np.int32)
+        _, c, clen = model.encode(x, torch.tensor([x.shape[1]], device=device))
+        codes[utt] = c[0, : int(clen[0])].cpu().numpy().astype(np.int32)
     return codes
 
 
@@ -60,9 +63,10 @@ def main(argv=None):
     args = get_parser().parse_args(argv)
     out = Path(args.out_dir)
     try:
-        model = load_trained(args.model_dir, args.model_file, VQVAEModel)
-        codes = encode_all(model, load_features(args.feats))
-        codebook = model.vqvae.codebook.embed.numpy().copy()
+        device = device_of(args.ngpu)
+        model = load_trained(args.model_dir, args.model_file, VQVAEModel, device)
+        codes = encode_all(model, load_features(args.feats), device)
+        codebook = model.vqvae.codebook.embed.detach().float().cpu().numpy().copy()
         write_codes(out, codes, codebook)
         if args.utt2dur:
             durs = read_table(args.utt2dur)

@@ -17,6 +17,7 @@ import torch
 from tqdm import tqdm
 
 from local_models.common.datadir import DataDirError, atomic_open, write_table
+from local_models.common.device import add_ngpu_option, device_of
 from local_models.vqvae.featio import load_features, read_utt_list
 from local_models.vqvae.task import InverterModel, load_trained
 
@@ -25,7 +26,9 @@ def get_parser():
     p = argparse.ArgumentParser(prog="vqvae_resynth", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model-dir", required=True, help="trained inverter exp dir (config.yaml + valid.loss.best.pth)")
-    p.add_argument("--model-file", default="valid.loss.best.pth")
+    p.add_argument("--model-file", "--model_file", dest="model_file", default="valid.loss.best.pth",
+                   help="checkpoint in --model-dir (default %(default)s)")
+    add_ngpu_option(p)
     p.add_argument("--utt-list", help="utterances to synthesise, first column (default: all in FEATS)")
     p.add_argument("--sample-rate", type=int, default=16000)
     p.add_argument("--n-fft", type=int, default=512)
@@ -49,17 +52,18 @@ def main(argv=None):
     args = get_parser().parse_args(argv)
     out = Path(args.out_dir)
     try:
-        model = load_trained(args.model_dir, args.model_file, InverterModel)
+        device = device_of(args.ngpu)
+        model = load_trained(args.model_dir, args.model_file, InverterModel, device)
         feats = load_features(args.feats)
         utts = read_utt_list(args.utt_list, feats) if args.utt_list else sorted(feats)
         (out / "wav").mkdir(parents=True, exist_ok=True)
         wav_scp, peaks, audio_s, proc_s = {}, [], 0.0, 0.0
         for utt in tqdm(utts, desc="vqvae_resynth", mininterval=5, disable=None):
-            x = torch.from_numpy(np.array(feats[utt], dtype=np.float32))[None]
+            x = torch.tensor(np.array(feats[utt], dtype=np.float32), device=device)[None]
             t0 = time.perf_counter()
             with torch.no_grad():
-                mag, lengths = model.predict(x, torch.tensor([x.shape[1]]))
-            wave = griffin_lim(mag[0, : int(lengths[0])].numpy(), args)
+                mag, lengths = model.predict(x, torch.tensor([x.shape[1]], device=device))
+            wave = griffin_lim(mag[0, : int(lengths[0])].detach().float().cpu().numpy(), args)
             proc_s += time.perf_counter() - t0
             peak = float(np.abs(wave).max()) if wave.size else 0.0
             if peak > 0.99:  # keep the level, avoid clipping

@@ -144,15 +144,15 @@ def viterbi_durations(log_w: torch.Tensor, move_logit: Optional[torch.Tensor], t
     """Durations (B, N) long from the best monotonic path of each utterance (see viterbi_path): log_w (B, T, N)
     and move_logit (B, T) or None as ContentAttention keeps them. Each row sums to feats_lengths[b]."""
     B, T, N = log_w.shape
-    out = torch.zeros(B, N, dtype=torch.long)
+    out = torch.zeros(B, N, dtype=torch.long)  # the search runs in numpy, on the CPU
     for b in range(B):
         t_len, n_len = int(feats_lengths[b]), int(text_lengths[b])
-        lw = log_w[b, :t_len, :n_len].double()
+        lw = log_w[b, :t_len, :n_len].detach().double().cpu()
         lw = (lw - torch.logsumexp(lw, dim=-1, keepdim=True)).numpy()  # renormalised over the real tokens
         if move_logit is None:
             stay = move = np.zeros(t_len)
         else:
-            m = move_logit[b, :t_len].double()
+            m = move_logit[b, :t_len].detach().double().cpu()
             stay, move = F.logsigmoid(-m).numpy(), F.logsigmoid(m).numpy()
         path = viterbi_path(lw, stay, move, end_at_last)
         out[b, :n_len] = torch.from_numpy(np.bincount(path, minlength=n_len))

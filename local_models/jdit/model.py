@@ -34,9 +34,15 @@ max(0, round(exp(prediction) - 1)), ESPnet's DurationPredictor.inference rule (t
 baseline). Zero is allowed because the training targets have zeros (tokens the attention argmax skips); if
 every token of an utterance gets 0, each gets 1 frame (ESPnet's LengthRegulator does the same). The returned
 `duration` is what the length regulator used, so len(feat_gen) == duration.sum().
+
+Durations are frame counts: whatever arrives (given, predicted, scaled by alpha) becomes an int64 tensor
+(`frame_durations`; fractional given durations are rounded at the token boundaries) before the length
+regulator and the masks use it, and that index arithmetic, as the duration predictor's log -> frames
+conversion, runs with autocast off (`full_precision`): in bf16, integers above 256 are not exact.
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
@@ -63,6 +69,33 @@ from .attention import ContentAttention, durations_from_attention, viterbi_durat
 def lengths_to_mask(lengths: torch.Tensor, maxlen: int) -> torch.Tensor:
     """(B, maxlen) bool, True before each length."""
     return torch.arange(maxlen, device=lengths.device)[None, :] < lengths[:, None]
+
+
+def full_precision(device: torch.device):
+    """Autocast off on `device`, for index arithmetic (durations, lengths, masks): it keeps its own dtypes."""
+    if torch.amp.is_autocast_available(device.type):
+        return torch.autocast(device.type, enabled=False)
+    return contextlib.nullcontext()
+
+
+def frame_durations(durations: torch.Tensor) -> torch.Tensor:
+    """Given durations -> int64 frames per token, same shape and device (what the length regulator repeats).
+
+    Integer dtypes are taken as they are. Floating ones (e.g. 5.5 frames per token, seconds x frame rate) are
+    rounded at the token boundaries, in float64 whatever their dtype (bf16 included): b_i = round(d_1 + ... +
+    d_i) (half to even), frames_i = b_i - b_(i-1), along the last dim; so a row's total is round(sum d) and no
+    token moves by more than one frame (5.5 x 4: boundaries 6 11 16 22 -> 6 5 5 6; truncating each token gave
+    5 x 4 = 20). Negative, NaN or infinite durations: ValueError."""
+    with full_precision(durations.device):
+        d = durations.double() if durations.is_floating_point() else durations.long()
+        if not bool(torch.isfinite(d).all()):
+            raise ValueError("durations must be finite frame counts, got NaN or inf")
+        if bool((d < 0).any()):
+            raise ValueError(f"durations must be >= 0 frames, got {float(d.min()):g}")
+        if not d.is_floating_point():
+            return d
+        bounds = torch.round(torch.cumsum(d, dim=-1)).long()
+        return torch.diff(bounds, dim=-1, prepend=torch.zeros_like(bounds[..., :1]))
 
 
 class ARAligner(torch.nn.Module):
@@ -225,9 +258,13 @@ class JDIT(AbsTTS):
         return hs, h_mask
 
     def decode(self, hs: torch.Tensor, ds: torch.Tensor) -> torch.Tensor:
-        """Feed-forward decoder: mel (B, max sum(ds), odim) from the encoder output expanded by durations ds."""
-        xs = self.length_regulator(hs, ds)
-        mask = lengths_to_mask(ds.sum(dim=1), xs.size(1)).unsqueeze(1)
+        """Feed-forward decoder: mel (B, max sum(ds), odim) from the encoder output expanded by integer
+        durations ds (B, N); the expansion and the mask run with autocast off."""
+        if ds.is_floating_point():
+            raise TypeError(f"durations must be an integer tensor (frame_durations), got {ds.dtype}")
+        with full_precision(hs.device):
+            xs = self.length_regulator(hs, ds)
+            mask = lengths_to_mask(ds.sum(dim=1), xs.size(1)).unsqueeze(1)
         zs, _ = self.decoder(xs, mask)
         return self.feat_out(zs)
 
@@ -330,12 +367,14 @@ class JDIT(AbsTTS):
         use_teacher_forcing: bool = False,
     ) -> Dict[str, Optional[torch.Tensor]]:
         """Synthesise one utterance: text (N,) ids -> dict(feat_gen (sum(duration), odim) normalised mel,
-        duration (N,) frames per token, att_w).
+        duration (N,) int64 frames per token, att_w).
 
         Without teacher forcing: predicted durations (module docstring), att_w None. With
-        use_teacher_forcing: the given `durations` (N,), else the aligner's durations on `feats` (T, odim,
-        normalised), and then att_w (T, N) is the forward attention (Text2Speech derives durations and a
-        focus rate from it). alpha scales the durations (speaking rate: 2.0 = half as fast), rounded."""
+        use_teacher_forcing: the given `durations` (N,) frames (fractional ones rounded at the token boundaries:
+        frame_durations), else the aligner's durations on `feats` (T, odim, normalised), and then att_w (T, N)
+        is the forward attention (Text2Speech derives durations and a focus rate from it). alpha scales the
+        durations (speaking rate: 2.0 = half as fast), each token rounded. len(feat_gen) == duration.sum();
+        feat_gen is float32 also under autocast."""
         if spembs is not None or sids is not None or lids is not None:
             raise ValueError("JDIT is a single-speaker model: no spembs / sids / lids")
         xs = text.view(1, -1).long()
@@ -345,7 +384,7 @@ class JDIT(AbsTTS):
         if use_teacher_forcing and durations is not None:
             if durations.numel() != xs.size(1):
                 raise ValueError(f"{durations.numel()} durations for {xs.size(1)} tokens (JDIT appends no <sos/eos>)")
-            ds = durations.view(1, -1).long()
+            ds = frame_durations(durations.reshape(1, -1).to(xs.device))
         elif use_teacher_forcing:
             if feats is None:
                 raise ValueError("use_teacher_forcing needs feats (or durations)")
@@ -354,15 +393,21 @@ class JDIT(AbsTTS):
             ds = durations_from_attention(att, ilens, torch.tensor([ys.size(1)], device=ys.device))
             att_w = att[0]
         else:
-            ds = self.duration_predictor.inference(hs, ~h_mask)  # max(0, round(exp(x) - 1))
-        if alpha != 1.0:
-            if alpha <= 0:
-                raise ValueError(f"alpha must be > 0, got {alpha}")
-            ds = torch.round(ds.float() * alpha).long()
-        if int(ds.sum()) == 0:
-            ds = torch.ones_like(ds)  # as ESPnet's LengthRegulator: never an empty output
+            # max(0, round(exp(x) - 1)) in float32: bf16's 3 significant digits can round to the wrong frame count
+            with full_precision(hs.device):
+                ds = self.duration_predictor.inference(hs.float(), ~h_mask)
+        with full_precision(hs.device):
+            if alpha != 1.0:
+                if alpha <= 0:
+                    raise ValueError(f"alpha must be > 0, got {alpha}")
+                ds = torch.round(ds.double() * alpha)
+            ds = ds.long()
+            if int(ds.sum()) == 0:
+                ds = torch.ones_like(ds)  # as ESPnet's LengthRegulator: never an empty output
         outs = self.decode(hs, ds)
-        return dict(feat_gen=outs[0], duration=ds[0], att_w=att_w)
+        # float32 whatever the autocast: ESPnet's GlobalMVN.inverse takes the frame count from feat_gen's dtype
+        # (x.new_full(..., T)), and a bf16 T above 256 is rounded, which zeroes the last frames of feat_gen_denorm
+        return dict(feat_gen=outs[0].float(), duration=ds[0], att_w=att_w)
 
 
 @torch.no_grad()

@@ -143,7 +143,7 @@ class StreamingBeamSearch:
             prefixes = list(emitting)
             self._extend_cache(prefixes)
             logp = self._log_probs(enc, torch.stack([self._cache[p][0] for p in prefixes])).double()  # (N, V)
-            base = torch.tensor([emitting[p] for p in prefixes], dtype=torch.float64)
+            base = torch.tensor([emitting[p] for p in prefixes], dtype=logp.dtype, device=logp.device)
             for p, s in zip(prefixes, (base + logp[:, 0]).tolist()):
                 done[p] = _logaddexp(done.get(p), s)
             if step == self.max_sym:  # the rest had their maximum: the blank above was forced
@@ -176,12 +176,12 @@ def encode_chunks(model, feats: torch.Tensor, chunk: int = 10, lid: Optional[int
     or None)]; `lid` is the language id the one-hot system needs."""
     if chunk < 1:
         raise ValueError(f"chunk must be >= 1 frame, got {chunk}")
-    x, _ = model.stack(feats[None], torch.tensor([len(feats)]))
-    lid_t = None if lid is None else torch.tensor([lid])
+    x, _ = model.stack(feats[None], torch.tensor([len(feats)], device=feats.device))
+    lid_t = None if lid is None else torch.tensor([lid], device=feats.device)
     out, state, lid_state = [], None, None
     for start in range(0, x.shape[1], chunk):
         xc = x[:, start:start + chunk]
-        h, state = model.encode(xc, torch.tensor([xc.shape[1]]), lid_t, state)
+        h, state = model.encode(xc, torch.tensor([xc.shape[1]], device=feats.device), lid_t, state)
         lp = None
         if with_lid:
             lp, lid_state = model.lid_log_posteriors(h, lid_state)
@@ -202,8 +202,8 @@ def decode_utterance(model, feats: torch.Tensor, head: str, beam: int = 4, chunk
 def decode_full(model, feats: torch.Tensor, head: str, beam: int = 4, max_sym_per_frame: int = 3,
                 lid: Optional[int] = None) -> NBest:
     """Full-utterance decode (one encoder call, one search step over all frames), for comparison."""
-    x, xlens = model.stack(feats[None], torch.tensor([len(feats)]))
-    h, _ = model.encode(x, xlens, None if lid is None else torch.tensor([lid]))
+    x, xlens = model.stack(feats[None], torch.tensor([len(feats)], device=feats.device))
+    h, _ = model.encode(x, xlens, None if lid is None else torch.tensor([lid], device=feats.device))
     search = StreamingBeamSearch(model, head, beam, max_sym_per_frame)
     search.step(h[0])
     return search.final()

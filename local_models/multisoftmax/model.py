@@ -186,7 +186,7 @@ class MultilingualTransducer(nn.Module):
         if self.system == "onehot":
             if lid is None:
                 raise ValueError("the one-hot system needs the input language (lid)")
-            onehot = F.one_hot(lid.long(), len(self.langs)).to(x.dtype)
+            onehot = F.one_hot(lid.long(), len(self.langs)).to(device=x.device, dtype=x.dtype)
             x = torch.cat([x, onehot[:, None, :].expand(-1, x.shape[1], -1)], dim=-1)
         h, state = self.encoder(x, state)
         return self.enc_dropout(h), state
@@ -204,7 +204,8 @@ class MultilingualTransducer(nn.Module):
     # ------------------------------------------------------------------ prediction network and joint
     def pred_init_state(self, head: str, n: int) -> LSTMState:
         lstm = self._pred_net(head)
-        z = torch.zeros(lstm.num_layers, n, lstm.hidden_size, device=self.device)
+        w = lstm.weight_hh_l0
+        z = torch.zeros(lstm.num_layers, n, lstm.hidden_size, device=w.device, dtype=w.dtype)
         return z, z.clone()
 
     @property

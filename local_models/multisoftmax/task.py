@@ -116,13 +116,13 @@ class TransducerTask(LocalTask):
         return model_choices.get_class(args.model)(**conf)
 
 
-def load_trained(model_dir, model_file: str = "valid.loss.best.pth") -> TransducerModel:
-    """The model trained into exp dir `model_dir` (config.yaml + model_file), in eval mode, on the CPU."""
+def load_trained(model_dir, model_file: str = "valid.loss.best.pth", device="cpu") -> TransducerModel:
+    """The model trained into exp dir `model_dir` (config.yaml + model_file), in eval mode, on `device`."""
     conf, ckpt = Path(model_dir) / "config.yaml", Path(model_dir) / model_file
     for f in (conf, ckpt):
         if not f.is_file():
             raise FileNotFoundError(f"{f}: missing (train the model first: run.sh stage 4)")
-    model, _ = TransducerTask.build_model_from_file(str(conf), str(ckpt), "cpu")
+    model, _ = TransducerTask.build_model_from_file(str(conf), str(ckpt), str(device))
     return model.eval()
 
 

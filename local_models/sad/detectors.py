@@ -109,7 +109,8 @@ class SileroDetector(Detector):
         chunk = 256 if sr == 8000 else 512
         with torch.inference_mode():
             probs = model.audio_forward(torch.from_numpy(np.ascontiguousarray(wave, dtype=np.float32)), sr)
-        return hold_to_frames(probs[0].numpy(), chunk / sr, n_frames(len(wave), sr)).astype(np.float32)
+        return hold_to_frames(probs[0].detach().float().cpu().numpy(), chunk / sr,
+                              n_frames(len(wave), sr)).astype(np.float32)
 
 
 def _classes() -> Dict[str, Type[Detector]]:

@@ -57,6 +57,11 @@ def segment_frame_scores(y_seg, L: int, S: int, T: int):
     return out
 
 
+def to_numpy(x: torch.Tensor) -> np.ndarray:
+    """float32 numpy copy of a float tensor on any device, in any float dtype (bf16 has no numpy type)."""
+    return x.detach().float().cpu().numpy()
+
+
 def num_segments(T: int, L: int, S: int) -> int:
     """Segments of length L, shift S needed to cover T frames (the last one may run past T: padded)."""
     return 1 + max(0, int(np.ceil((T - L) / S)))
@@ -102,7 +107,8 @@ class CNNFrontEnd(nn.Module):
 
 class AbsSADNet(nn.Module):
     """forward(feats (B,T,F), lengths (B,)) -> (logits (B,U), unit_lengths (B,)); targets() maps frame labels
-    (B,T) onto the same units (frames, or segments for seg_rnn); frame_probs(feats (1,T,F)) -> (T,) numpy."""
+    (B,T) onto the same units (frames, or segments for seg_rnn); frame_probs(feats (1,T,F), on the net's
+    device) -> (T,) float32 numpy."""
 
     def __init__(self, n_bins: int = N_BINS, channels: Sequence[int] = (16, 32, 64, 128)):
         super().__init__()
@@ -123,8 +129,8 @@ class AbsSADNet(nn.Module):
     @torch.no_grad()
     def frame_probs(self, feats: torch.Tensor) -> np.ndarray:
         T = feats.shape[1]
-        logits, _ = self.temporal(self.front.forward_chunked(feats), torch.tensor([T]))
-        return torch.sigmoid(logits[0]).numpy()
+        logits, _ = self.temporal(self.front.forward_chunked(feats), torch.tensor([T], device=feats.device))
+        return to_numpy(torch.sigmoid(logits[0]))
 
 
 class CNN1dSAD(AbsSADNet):
@@ -205,7 +211,7 @@ class SegRNNSAD(AbsSADNet):
         segs, M = self._segments(self.front.forward_chunked(feats))
         segs = segs[0]
         y = torch.cat([self._run(segs[i: i + self.infer_batch]) for i in range(0, M, self.infer_batch)])
-        return segment_frame_scores(torch.sigmoid(y), self.L, self.S, T).numpy()
+        return to_numpy(segment_frame_scores(torch.sigmoid(y), self.L, self.S, T))
 
 
 NETS = {"cnn1d": CNN1dSAD, "rnn": RNNSAD, "seg_rnn": SegRNNSAD}

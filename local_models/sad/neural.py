@@ -9,7 +9,9 @@ stage 2). Smoothing happens in `decide(scores, threshold)`, so the recipe's dev 
 * "none": plain threshold (segment RNN: its segment OR rule already smooths).
 
 Model directories: exp/<cnn1d|rnn|seg_rnn> under $SAD_EXP_DIR (default: ./exp), holding ESPnet's
-config.yaml and valid.loss.best.pth (else latest.pth / the newest <N>epoch.pth).
+config.yaml and valid.loss.best.pth (else latest.pth / the newest <N>epoch.pth), or `model_file` when given.
+The net runs on `device` (cpu, or cuda for sad_decode --ngpu 1); the features go there, the posteriors come
+back as float32 numpy.
 """
 from __future__ import annotations
 
@@ -28,7 +30,12 @@ POSTERIOR_SWEEP = [0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 
                    0.85, 0.9, 0.95, 0.98]
 
 
-def model_file(model_dir: Path) -> Path:
+def model_file(model_dir: Path, name: str = "") -> Path:
+    """model_dir/name when given, else the best checkpoint there."""
+    if name:
+        if not (model_dir / name).is_file():
+            raise FileNotFoundError(f"{model_dir / name}: no such model file")
+        return model_dir / name
     for name in ("valid.loss.best.pth", "valid.loss.ave.pth", "latest.pth"):
         if (model_dir / name).exists():
             return model_dir / name
@@ -46,9 +53,10 @@ def build_net(conf: dict):
     return NETS[conf["model"]](**(conf.get("model_conf") or {}))
 
 
-def load_net(model_dir: Path, device: str = "cpu"):
-    """The net of an ESPnet SAD training dir, without importing espnet (same as
-    SADTask.build_model_from_file(...).net: config.yaml's `model` / `model_conf`, the `net.` weights)."""
+def load_net(model_dir: Path, device="cpu", model_file_name: str = ""):
+    """The net of an ESPnet SAD training dir on `device`, in eval mode, without importing espnet (same as
+    SADTask.build_model_from_file(...).net: config.yaml's `model` / `model_conf`, the `net.` weights of
+    `model_file_name`, default the best checkpoint: see model_file)."""
     import torch
     import yaml
 
@@ -56,7 +64,7 @@ def load_net(model_dir: Path, device: str = "cpu"):
         raise FileNotFoundError(f"{model_dir}/config.yaml: no trained model; run the training stage first")
     conf = yaml.safe_load((model_dir / "config.yaml").read_text())
     net = build_net(conf)
-    state = torch.load(model_file(model_dir), map_location=device)
+    state = torch.load(model_file(model_dir, model_file_name), map_location=device)
     net.load_state_dict({k[len("net."):]: v for k, v in state.items() if k.startswith("net.")})
     return net.to(device).eval()
 
@@ -89,6 +97,7 @@ class NeuralDetector(Detector):
     smoothing: str = "hmm"  # hmm | median | none
     median_s: float = 0.5
     device: str = "cpu"
+    model_file: str = ""  # checkpoint in model_dir; "": the best one (neural.model_file)
     _net: object = field(default=None, repr=False)
 
     model_name = ""  # exp/<model_name> when model_dir is not given
@@ -102,14 +111,16 @@ class NeuralDetector(Detector):
     @property
     def net(self):
         if self._net is None:
-            self._net = load_net(Path(self.model_dir), self.device)
+            self._net = load_net(Path(self.model_dir), self.device, self.model_file)
         return self._net
 
     def posteriors_from_feats(self, feats: np.ndarray, total: int) -> np.ndarray:
         import torch
 
+        net = self.net
+        x = torch.as_tensor(np.ascontiguousarray(feats, dtype=np.float32), device=next(net.parameters()).device)
         with torch.inference_mode():
-            post = self.net.frame_probs(torch.from_numpy(np.ascontiguousarray(feats, dtype=np.float32))[None])
+            post = net.frame_probs(x[None])
         post = np.asarray(post, dtype=np.float32)[:total]
         if len(post) < total:
             post = np.pad(post, (0, total - len(post)), mode="edge")
@@ -176,11 +187,13 @@ class MajorityVote(Detector):
     name = "majority_vote"
     sweep: List[float] = field(default_factory=lambda: [0.5, 1.5, 2.5])
     members: tuple = ("cnn_hmm", "rnn_hmm", "seg_rnn")
+    device: str = "cpu"    # the members' nets run there
+    model_file: str = ""   # checkpoint name in each member's exp dir; "": each one's best
     _dets: object = field(default=None, repr=False)
 
     def scores(self, wave, sr):
         if self._dets is None:
-            self._dets = [cls() for cls in (CNNHMM, RNNHMM, SegRNN)]
+            self._dets = [cls(device=self.device, model_file=self.model_file) for cls in (CNNHMM, RNNHMM, SegRNN)]
         exp = Path(os.environ.get("SAD_EXP_DIR", "exp"))
         votes = None
         for det in self._dets:

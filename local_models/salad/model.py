@@ -188,10 +188,10 @@ def for_precision(net: nn.Module, precision: str) -> nn.Module:
         return torch.ao.quantization.quantize_dynamic(net, {nn.Linear, nn.LSTM}, dtype=torch.qint8).eval()
 
 
-def precision_context(precision: str):
-    """bf16: CPU autocast (matmuls in bf16, AVX512-BF16 / AMX where present); else nothing."""
+def precision_context(precision: str, device_type: str = "cpu"):
+    """bf16: autocast on `device_type` (CPU: matmuls in bf16, AVX512-BF16 / AMX where present); else nothing."""
     if precision == "bf16":
-        return torch.autocast("cpu", dtype=torch.bfloat16)
+        return torch.autocast(device_type, dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
 

@@ -84,11 +84,13 @@ class AcousticModel(AbsESPnetModel):
 
     @torch.no_grad()
     def synthesise_frames(self, ling: np.ndarray) -> np.ndarray:
-        """(T, 43) raw acoustic frames of one utterance's raw linguistic frames (T, D), from position 0."""
-        x = torch.tensor(np.asarray(ling, dtype=np.float32))[None]
-        with precision_context(self.precision):
-            y, _ = self.predict(x, torch.tensor([x.shape[1]]))
-        return (y[0].float() * self.out_scale + self.out_lo).numpy()
+        """(T, 43) raw acoustic frames of one utterance's raw linguistic frames (T, D), from position 0, computed
+        on the model's device; float32 numpy out."""
+        device = self.in_mean.device
+        x = torch.tensor(np.asarray(ling, dtype=np.float32), device=device)[None]
+        with precision_context(self.precision, device.type):
+            y, _ = self.predict(x, torch.tensor([x.shape[1]], device=device))
+        return (y[0].float() * self.out_scale + self.out_lo).detach().cpu().numpy()
 
     def forward(self, ling: torch.Tensor, ling_lengths: torch.Tensor, acou: torch.Tensor,
                 acou_lengths: torch.Tensor, pos: Optional[torch.Tensor] = None, **kwargs):
@@ -166,14 +168,17 @@ class SaladTask(LocalTask):
         return model_choices.get_class(args.model)(**(args.model_conf or {}))
 
 
-def load_trained(model_dir, model_file: str = "valid.mcd.best.pth", precision: str = "fp32") -> AcousticModel:
-    """The model trained into exp dir `model_dir` (config.yaml + model_file), in eval mode, on the CPU, synthesising
-    in `precision` (model.PRECISIONS: fp32, bf16 autocast, int8 dynamic quantisation)."""
+def load_trained(model_dir, model_file: str = "valid.mcd.best.pth", precision: str = "fp32",
+                 device="cpu") -> AcousticModel:
+    """The model trained into exp dir `model_dir` (config.yaml + model_file), in eval mode, on `device`,
+    synthesising in `precision` (model.PRECISIONS: fp32, bf16 autocast, int8 dynamic quantisation: CPU only)."""
+    if precision == "int8" and torch.device(device).type != "cpu":
+        raise ValueError(f"precision int8 (dynamic quantisation) runs on the CPU only, not on {device}")
     conf, ckpt = Path(model_dir) / "config.yaml", Path(model_dir) / model_file
     for f in (conf, ckpt):
         if not f.is_file():
             raise FileNotFoundError(f"{f}: missing (train the model first: run.sh stage 4)")
-    model, _ = SaladTask.build_model_from_file(str(conf), str(ckpt), "cpu")
+    model, _ = SaladTask.build_model_from_file(str(conf), str(ckpt), str(device))
     model.eval()
     model.net = for_precision(model.net, precision)
     model.precision = precision

@@ -59,6 +59,8 @@ class InverterModel(AbsESPnetModel):
 
     def __init__(self, vqvae_config: str, vqvae_model: str, n_bins: int, **conf):
         super().__init__()
+        # read on the CPU (the device is not known yet); a submodule, it then moves with the inverter: the
+        # trainer's and build_model_from_file's model.to(device) (load_trained(device=...)) move both
         vq, _ = VQVAETask.build_model_from_file(vqvae_config, vqvae_model, "cpu")
         self.vqvae = vq
         for p in self.vqvae.parameters():
@@ -126,8 +128,9 @@ class VQVAETask(LocalTask):
         return model_choices.get_class(args.model)(**(args.model_conf or {}))
 
 
-def load_trained(model_dir, model_file: str = "valid.loss.best.pth", kind=None) -> AbsESPnetModel:
-    """The model trained into exp dir `model_dir` (config.yaml + model_file), in eval mode, on the CPU.
+def load_trained(model_dir, model_file: str = "valid.loss.best.pth", kind=None, device="cpu") -> AbsESPnetModel:
+    """The model trained into exp dir `model_dir` (config.yaml + model_file), in eval mode, on `device` (an
+    inverter with its frozen VQ-VAE).
 
     kind: VQVAEModel or InverterModel to insist on; the error names the config that holds something else."""
     from pathlib import Path
@@ -136,7 +139,7 @@ def load_trained(model_dir, model_file: str = "valid.loss.best.pth", kind=None) 
     for f in (conf, ckpt):
         if not f.is_file():
             raise FileNotFoundError(f"{f}: missing (train the model first)")
-    model, _ = VQVAETask.build_model_from_file(str(conf), str(ckpt), "cpu")
+    model, _ = VQVAETask.build_model_from_file(str(conf), str(ckpt), str(device))
     if kind is not None and not isinstance(model, kind):
         raise ValueError(f"{conf}: holds a {type(model).__name__}, not a {kind.__name__}")
     return model.eval()
