@@ -41,9 +41,13 @@ run_logged() {
 # pool CMD...: run CMD in the background, at most ${nj} at a time; `pool_wait` waits for all (fails if one did).
 # For independent jobs of one stage (systems to train): with one BLAS thread per process (utils/env.sh), nj
 # jobs use nj cores.
+# `decode_pool CMD...` is the same with at most ${inference_nj} decoding jobs at a time.
 pids=()
-pool() {
-    while [ "$(jobs -rp | wc -l)" -ge "${nj:-1}" ]; do wait -n || die "a background job failed (see its log)"; done
+pool() { pool_n "${nj:-1}" "$@"; }
+decode_pool() { pool_n "${inference_nj:-1}" "$@"; }
+pool_n() {
+    local width=$1; shift
+    while [ "$(jobs -rp | wc -l)" -ge "${width}" ]; do wait -n || die "a background job failed (see its log)"; done
     "$@" & pids+=($!)
 }
 pool_wait() {
@@ -51,4 +55,53 @@ pool_wait() {
     for p in "${pids[@]}"; do wait "${p}" || rc=1; done
     pids=()
     [ "${rc}" -eq 0 ] || die "a background job failed (see the logs above)"
+}
+
+# ---- devices (ESPnet's option names: --ngpu, --gpu_inference, --inference_nj, --train_args, --inference_args,
+# --inference_model). A recipe defines them before parse_options.sh with `ngpu=$(default_ngpu)` etc., then calls
+# `setup_devices` once after it.
+
+# default_ngpu: 1 when `nvidia-smi -L` lists a GPU, else 0 (CPU).
+default_ngpu() {
+    if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then echo 1; else echo 0; fi
+}
+
+# setup_devices: check --ngpu / --gpu_inference / --inference_nj, log them, and set
+#   train_launch   the launcher of a training job: ${cuda_cmd} --gpu N with N GPUs, else ${train_cmd}
+#   decode_launch  the launcher of a decoding job: ${cuda_cmd} --gpu 1 with --gpu_inference true, else ${decode_cmd}
+#   inference_ngpu the --ngpu of a decoding tool (0 or 1)
+#   ddp_opts       ESPnet2's own DDP with N > 1 GPUs on one node (--multiprocessing_distributed true)
+setup_devices() {
+    [[ "${ngpu}" =~ ^[0-9]+$ ]] || die "--ngpu '${ngpu}': the number of GPUs a training job uses (0 = CPU)"
+    [[ "${inference_nj}" =~ ^[1-9][0-9]*$ ]] || die "--inference_nj '${inference_nj}': a positive number of decoding jobs"
+    case "${gpu_inference}" in true|false) ;; *) die "--gpu_inference '${gpu_inference}': true or false" ;; esac
+    [ -n "${cuda_cmd:-}" ] || die "cmd.sh defines no cuda_cmd (the launcher of GPU jobs)"
+    if [ "${ngpu}" -gt 0 ]; then train_launch="${cuda_cmd} --gpu ${ngpu}"; else train_launch=${train_cmd}; fi
+    ddp_opts=""
+    [ "${ngpu}" -le 1 ] || ddp_opts="--multiprocessing_distributed true"
+    if [ "${gpu_inference}" = true ]; then
+        decode_launch="${cuda_cmd} --gpu 1"; inference_ngpu=1
+    else
+        decode_launch=${decode_cmd}; inference_ngpu=0
+    fi
+    # a local run cannot use GPUs this machine does not have (on Slurm the jobs run elsewhere: no check here)
+    if [ "${cmd_backend:-local}" = local ] && { [ "${ngpu}" -gt 0 ] || [ "${gpu_inference}" = true ]; }; then
+        local have
+        have=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+        [ "${have:-0}" -ge "${ngpu}" ] && { [ "${gpu_inference}" = false ] || [ "${have:-0}" -ge 1 ]; } \
+            || die "--ngpu ${ngpu} --gpu_inference ${gpu_inference}, but nvidia-smi lists ${have:-0} GPU(s) here (cmd_backend=local); use --ngpu 0, or cmd_backend=slurm"
+    fi
+    log "devices: training --ngpu ${ngpu}${ddp_opts:+ (DDP)}, decoding on $([ "${inference_ngpu}" = 1 ] && echo GPU || echo CPU)" \
+        "(--gpu_inference ${gpu_inference}, --inference_nj ${inference_nj}), checkpoint ${inference_model}"
+}
+
+# espnet_train OUT TOOL [OPTIONS...]: ESPnet2 training with `python -m local_models.bin.TOOL` into OUT through
+# ${train_launch}, on --ngpu GPUs (DDP when > 1), resuming from OUT's checkpoint; --train_args come last (they
+# win). The exact command is written to OUT/run.sh.
+espnet_train() {
+    local out=$1 tool=$2; shift 2
+    # shellcheck disable=SC2086  # train_args / ddp_opts are word lists, as ESPnet's asr.sh passes them
+    run_logged "${out}" ${train_launch} "${out}/train.log" \
+        python -m "local_models.bin.${tool}" --ngpu "${ngpu}" ${ddp_opts} --seed "${seed}" --resume true \
+            --output_dir "${out}" "$@" ${train_args}
 }

@@ -11,6 +11,7 @@ OUTDIR/checkpoint.pkl (a copy of the last checkpoint; OUTDIR/config.yml beside i
 `parallel_wavegan.utils.load_model` expects). Seeded: the same run gives the same vocoder.
 """
 import argparse
+import os
 import re
 import shutil
 import sys
@@ -28,6 +29,9 @@ def get_parser():
     p.add_argument("--max-steps", type=int, default=None,
                    help="override train_max_steps (save / eval / log intervals clipped to it; for smoke runs)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--ngpu", type=int, default=0, choices=[0, 1],
+                   help="0: train on the CPU even where a GPU is visible; 1: on the GPU (parallel-wavegan's trainer "
+                        "takes the first visible one; its multi-GPU mode needs its own launcher)")
     p.add_argument("--verbose", type=int, default=1, help="the trainer's logging level")
     p.add_argument("outdir")
     return p
@@ -126,6 +130,13 @@ def train(args) -> Path:
 
 def main(argv=None):
     args = get_parser().parse_args(argv)
+    if args.ngpu == 0:
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # the trainer picks cuda whenever it sees one; before torch loads it
+    else:
+        import torch
+
+        if not torch.cuda.is_available():
+            sys.exit("pwg_train: --ngpu 1 but torch.cuda.is_available() is False")
     try:
         final = train(args)
     except (ValueError, OSError) as e:

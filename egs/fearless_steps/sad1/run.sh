@@ -34,7 +34,14 @@ seed=0
 # paper Fig. 7 grid, "L:S" in 10 ms frames (S <= L); the paper sweeps L 50 ms-1 s and S 10-150 ms, e.g.
 # "5:1 10:1 25:1 50:1 5:5 10:5 25:5 50:5 25:15 50:15 100:15" with the paper-size config; "" skips stage 7
 seg_grid="5:1 25:1 5:5 25:5"
+ngpu=$(default_ngpu)    # GPUs per training job (0: CPU; > 1: ESPnet2's DDP); default 1 when nvidia-smi lists a GPU
+gpu_inference=false     # decode the neural systems on a GPU (through cuda_cmd)
+inference_nj=1          # decoding jobs at a time (1: the real-time factors are measured one process at a time)
+inference_model=valid.loss.best.pth  # checkpoint that decodes: valid.loss.best.pth, valid.loss.ave.pth, latest.pth
+train_args=""           # extra ESPnet2 training options, verbatim (they win), e.g. "--max_epoch 1"
+inference_args=""       # extra sad_decode options, verbatim
 . parse_options.sh
+setup_devices
 
 for ls in ${seg_grid}; do  # fail before any work on a malformed grid
     if ! [[ "${ls}" =~ ^[0-9]+:[0-9]+$ ]] || [ "${ls##*:}" -lt 1 ] || [ "${ls##*:}" -gt "${ls%%:*}" ]; then
@@ -60,15 +67,21 @@ all_sets=$(echo "${dev_set} ${test_sets}" | tr ' ' '\n' | awk 'NF && !seen[$0]++
 # train_model CONF OUTDIR [ESPnet options...]: train a SAD net through ESPnet2 (resumes from OUTDIR's checkpoint)
 train_model() {
     local conf=$1 out=$2; shift 2
-    run_logged "${out}" ${train_cmd} "${out}/train.log" \
-        python -m local_models.bin.sad_train --config "${conf}" --ngpu 0 --seed "${seed}" --resume true \
-            --output_dir "${out}" \
+    espnet_train "${out}" sad_train --config "${conf}" \
             --train_data_path_and_name_and_type "dump/${train_set}/chunks/feats.scp,feats,kaldi_ark" \
             --train_data_path_and_name_and_type "dump/${train_set}/chunks/labels.scp,labels,kaldi_ark" \
             --valid_data_path_and_name_and_type "dump/${dev_set}/chunks/feats.scp,feats,kaldi_ark" \
             --valid_data_path_and_name_and_type "dump/${dev_set}/chunks/labels.scp,labels,kaldi_ark" \
             --train_shape_file "dump/${train_set}/chunks/feats_shape" \
             --valid_shape_file "dump/${dev_set}/chunks/feats_shape" "$@"
+}
+
+# decode SYSTEM MODEL_DIR SET OUT: frame scores of data/SET by SYSTEM -> OUT (a neural system's net: MODEL_DIR, or
+# "" for its default exp/<net>), one process (RTFs are measured on one thread); on a GPU with --gpu_inference true
+decode() {
+    run_logged "$4" ${decode_launch} --max-jobs-run 1 "$4/log/decode.log" \
+        sad_decode --system "$1" ${2:+--model-dir "$2"} --ngpu "${inference_ngpu}" --model-file "${inference_model}" \
+            ${inference_args} "data/$3" "$4"
 }
 
 if stage_enabled 1; then
@@ -122,11 +135,10 @@ if stage_enabled 5; then
         for s in ${systems}; do
             [ "${s}" = majority_vote ] && continue  # decoded in stage 6, once its members' thresholds exist
             # one job per system and set: RTFs are measured on one thread, one process at a time
-            run_logged "exp/${s}/decode_${x}" \
-                ${decode_cmd} --max-jobs-run 1 "exp/${s}/decode_${x}/log/decode.log" \
-                sad_decode --system "${s}" "data/${x}" "exp/${s}/decode_${x}"
+            decode_pool decode "${s}" "" "${x}" "exp/${s}/decode_${x}"
         done
     done
+    pool_wait
 fi
 
 if stage_enabled 6; then
@@ -142,9 +154,7 @@ if stage_enabled 6; then
                 if [ -f "${d}/scores.scp" ] && [ "$(cat "${d}/member_thresholds" 2>/dev/null)" = "${used}" ]; then
                     continue
                 fi
-                run_logged "exp/${s}/decode_${x}" \
-                    ${decode_cmd} --max-jobs-run 1 "exp/${s}/decode_${x}/log/decode.log" \
-                    sad_decode --system "${s}" "data/${x}" "exp/${s}/decode_${x}"
+                decode "${s}" "" "${x}" "${d}"
                 echo "${used}" > "${d}/member_thresholds"
             done
         fi
@@ -177,10 +187,8 @@ if stage_enabled 7 && [ -n "${seg_grid}" ] && [[ " ${systems} " == *" seg_rnn "*
             if [ "${ls}" = "${main_ls}" ]; then grid_dirs+=" exp/seg_rnn"; continue; fi  # the Table 2 seg_rnn
             d=exp/seg_grid/L${L}_S${S}
             train_model "${conf}" "${d}" --model_conf "seg_len=${L}" --model_conf "seg_shift=${S}"
-            if [ ! -f "${d}/decode_${dev_set}/scores.scp" ] || [ "${d}/valid.loss.best.pth" -nt "${d}/decode_${dev_set}/scores.scp" ]; then
-                run_logged "${d}/decode_${dev_set}" \
-                    ${decode_cmd} --max-jobs-run 1 "${d}/decode_${dev_set}/log/decode.log" \
-                    sad_decode --system seg_rnn --model-dir "${d}" "data/${dev_set}" "${d}/decode_${dev_set}"
+            if [ ! -f "${d}/decode_${dev_set}/scores.scp" ] || [ "${d}/${inference_model}" -nt "${d}/decode_${dev_set}/scores.scp" ]; then
+                decode seg_rnn "${d}" "${dev_set}" "${d}/decode_${dev_set}"
             fi
             sad_segments --system seg_rnn --threshold-file "${d}/threshold" \
                 --tune "${d}/decode_${dev_set}" "data/${dev_set}"
@@ -200,10 +208,8 @@ if stage_enabled 7 && [ -n "${seg_grid}" ] && [[ " ${systems} " == *" seg_rnn "*
             [ "$(cat "${d}/model_dir" 2>/dev/null)" = "${best}" ] || rm -rf "${d}"
             dirs=""
             for x in ${all_sets}; do
-                if [ ! -f "${d}/decode_${x}/scores.scp" ] || [ "${best}/valid.loss.best.pth" -nt "${d}/decode_${x}/scores.scp" ]; then
-                    run_logged "${d}/decode_${x}" \
-                        ${decode_cmd} --max-jobs-run 1 "${d}/decode_${x}/log/decode.log" \
-                        sad_decode --system seg_rnn --model-dir "${best}" "data/${x}" "${d}/decode_${x}"
+                if [ ! -f "${d}/decode_${x}/scores.scp" ] || [ "${best}/${inference_model}" -nt "${d}/decode_${x}/scores.scp" ]; then
+                    decode seg_rnn "${best}" "${x}" "${d}/decode_${x}"
                 fi
                 dirs+=" ${d}/decode_${x}"
             done

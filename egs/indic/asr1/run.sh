@@ -61,7 +61,14 @@ mini_test_min=1                        # mini corpus: test minutes per language
 mini_train_spk=24                      # mini corpus: training / dev voices per language
 mini_dev_spk=4
 seed=0
+ngpu=$(default_ngpu)    # GPUs per training job (0: CPU; > 1: ESPnet2's DDP); default 1 when nvidia-smi lists a GPU
+gpu_inference=false     # decode on a GPU (through cuda_cmd)
+inference_nj=2          # decoding jobs at a time (systems x test sets x modes)
+inference_model=valid.loss.best.pth  # checkpoint that decodes: valid.loss.best.pth, valid.loss.ave.pth, latest.pth
+train_args=""           # extra ESPnet2 training options, verbatim (they win), e.g. "--max_epoch 1"
+inference_args=""       # extra indic_decode options, verbatim, e.g. "--beam 8"
 . parse_options.sh
+setup_devices
 
 sets=""
 for lang in ${langs}; do sets+="${lang}_train ${lang}_dev ${lang}_test "; done
@@ -100,9 +107,7 @@ lang_of() { case "$1" in mono_*|ft_*) echo "${1##*_}" ;; *) echo "" ;; esac; }  
 # train NAME TRAIN_SET VALID_SET [EXTRA ESPNET OPTIONS...]: ESPnet2 training into exp/NAME (resumes)
 train() {
     local name=$1 tr=dump/fbank/$2 dv=dump/fbank/$3 out=exp/$1; shift 3
-    run_logged "${out}" ${train_cmd} "${out}/train.log" \
-        python -m local_models.bin.indic_train --config "${train_conf}" --ngpu 0 --seed "${seed}" --resume true \
-            --output_dir "${out}" $(system_conf "${name}") --model_conf "langs=${langs_yaml}" \
+    espnet_train "${out}" indic_train --config "${train_conf}" $(system_conf "${name}") --model_conf "langs=${langs_yaml}" \
             --model_conf "units_dir=${PWD}/data/lang" --model_conf "stats_file=${PWD}/dump/fbank/train_all/stats.npz" \
             --train_data_path_and_name_and_type "${tr}/feats.scp,feats,kaldi_ark" \
             --train_data_path_and_name_and_type "${tr}/text_int,text,text_int" \
@@ -174,11 +179,11 @@ fi
 
 if stage_enabled 5; then
     for seed_sys in ${finetune}; do
-        require "exp/${seed_sys}/valid.loss.best.pth" "stage 4 (training ${seed_sys})"
+        require "exp/${seed_sys}/${inference_model}" "stage 4 (training ${seed_sys})"
         for l in ${langs}; do
             log "Stage 5: finetune ${seed_sys} on ${l} (${ft_epochs} epochs, lr ${ft_lr}) -> exp/ft_${seed_sys}_${l}"
             pool train "ft_${seed_sys}_${l}" "${l}_train" "${l}_dev" --max_epoch "${ft_epochs}" \
-                --optim_conf "lr=${ft_lr}" --init_param "exp/${seed_sys}/valid.loss.best.pth"
+                --optim_conf "lr=${ft_lr}" --init_param "exp/${seed_sys}/${inference_model}"
         done
     done
     pool_wait
@@ -186,9 +191,10 @@ fi
 # decode NAME SET MODE [OPTIONS...]: streaming beam search of dump/fbank/SET with exp/NAME -> exp/NAME/decode_SET/MODE
 decode() {
     local name=$1 x=$2 mode=$3 out=exp/$1/decode_$2/$3; shift 3
-    run_logged "${out}" ${decode_cmd} "${out}/decode.log" \
-        python -m local_models.bin.indic_decode --model_dir "exp/${name}" --feats "dump/fbank/${x}/feats.scp" \
-            --utt2lid "data/${x}/utt2lid" --mode "${mode}" --beam "${beam}" --chunk "${chunk}" "$@" "${out}"
+    run_logged "${out}" ${decode_launch} "${out}/decode.log" \
+        python -m local_models.bin.indic_decode --model_dir "exp/${name}" --model_file "${inference_model}" \
+            --ngpu "${inference_ngpu}" --feats "dump/fbank/${x}/feats.scp" --utt2lid "data/${x}/utt2lid" \
+            --mode "${mode}" --beam "${beam}" --chunk "${chunk}" "$@" ${inference_args} "${out}"
 }
 
 if stage_enabled 6; then
@@ -209,16 +215,16 @@ if stage_enabled 6; then
         fi
     done
     for s in $(expand_systems) $(for f in ${finetune}; do for l in ${langs}; do printf 'ft_%s_%s ' "${f}" "${l}"; done; done); do
-        [ -e "exp/${s}/valid.loss.best.pth" ] || { log "Stage 6: skip ${s} (not trained)"; continue; }
+        [ -e "exp/${s}/${inference_model}" ] || { log "Stage 6: skip ${s} (no exp/${s}/${inference_model}: not trained)"; continue; }
         l=$(lang_of "${s}")
         for x in ${test_sets}; do
             # a monolingual (or finetuned) model decodes only the sets that hold its language
             if [ -n "${l}" ] && ! cut -d' ' -f2 "data/${x}/utt2lid" | grep -qx "${l}"; then continue; fi
             log "Stage 6: decode ${x} with ${s} (language known) -> exp/${s}/decode_${x}/known"
-            pool decode "${s}" "${x}" known ${l:+--only_lang "${l}"}
+            decode_pool decode "${s}" "${x}" known ${l:+--only_lang "${l}"}
             if [ "${s}" = multisoftmax_lid ]; then
                 log "Stage 6: decode ${x} with ${s}, language not known (+ switch-off grid: ${switch_off_grid})"
-                pool decode "${s}" "${x}" lidfree --switch_off_grid "${switch_off_grid}" \
+                decode_pool decode "${s}" "${x}" lidfree --switch_off_grid "${switch_off_grid}" \
                     --switch_off_dir "exp/${s}/decode_${x}/switchoff"
             fi
         done

@@ -39,11 +39,16 @@ mini_utts=300           # mini corpus size (db.sh empty); the last 10 % are held
 seed=0
 unknown_chars=error     # characters with no Korean reading in the text: error (file:line) or drop
 systems="jdit tacotron2 transformer fastspeech"   # acoustic models to train / synthesise / score
-config_size=tiny        # tiny: conf/tuning/train_<system>_tiny.yaml; paper: conf/tuning/train_<system>.yaml
-train_args=""           # extra ESPnet2 training options for every system, e.g. "--max_epoch 1"
+train_config_suffix=_tiny  # conf/tuning/train_<system>${suffix}.yaml (and train_pwg${suffix}.yaml): "" paper size
+ngpu=$(default_ngpu)    # GPUs per training job (0: CPU; > 1: ESPnet2's DDP); default 1 when nvidia-smi lists a GPU
+gpu_inference=false     # synthesise on a GPU (through cuda_cmd)
+inference_nj=1          # synthesis jobs at a time (1: the RTFs in RESULTS.md are measured one process at a time)
+inference_model=valid.loss.best.pth  # checkpoint that synthesises: valid.loss.best.pth, valid.loss.ave.pth, latest.pth
+train_args=""           # extra ESPnet2 training options for every system, verbatim (they win), e.g. "--max_epoch 1"
+inference_args=""       # extra tts_synth options, verbatim
 vocoder=griffin_lim     # what vocodes the systems: griffin_lim, pwg (the one stage 4 trains), or the path of a
                         # trained Parallel WaveGAN checkpoint (.pkl). The demo's tiny PWG (1500 steps on 2 CPU
-                        # cores) is far worse than Griffin-Lim (see RESULTS.md): use pwg with --config-size paper
+                        # cores) is far worse than Griffin-Lim (see RESULTS.md): use pwg with --train-config-suffix ""
 train_pwg=true          # stage 4 trains Parallel WaveGAN -> exp/vocoder_pwg (scored on the reference mels)
 pwg_max_steps=""        # override the PWG config's train_max_steps (smoke runs)
 griffin_lim_iters=32
@@ -52,6 +57,7 @@ att_plots=3             # attention plots per test set (JDI-T aligner)
 speed_benchmark=true    # stage 6 also times the acoustic models at equal output length (benchmarks/kss_speed.py)
 bench_threads=2
 . parse_options.sh
+setup_devices
 
 sets="${train_set} ${valid_set} ${test_sets}"
 token_list=data/token_list/phn/tokens.txt
@@ -133,16 +139,12 @@ config_of() {
         jdit|tacotron2|transformer|fastspeech) ;;
         *) die "unknown system '$1' (jdit, tacotron2, transformer, fastspeech)" ;;
     esac
-    case "${config_size}" in
-        tiny) echo "conf/tuning/train_$1_tiny.yaml" ;;
-        paper) echo "conf/tuning/train_$1.yaml" ;;
-        *) die "--config-size ${config_size}: tiny or paper" ;;
-    esac
+    echo "conf/tuning/train_$1${train_config_suffix}.yaml"
 }
 for s in ${systems}; do config_of "${s}" > /dev/null; done
 # the vocoder of the systems (vocoder_model) and the other one, also scored on the reference mels (alt_*)
 pwg_model=exp/vocoder_pwg/checkpoint.pkl
-case "${config_size}" in tiny) pwg_conf=conf/tuning/train_pwg_tiny.yaml ;; *) pwg_conf=conf/tuning/train_pwg.yaml ;; esac
+pwg_conf=conf/tuning/train_pwg${train_config_suffix}.yaml
 case "${vocoder}" in
     griffin_lim) vocoder_model=griffin_lim; alt_name=pwg; alt_model=${pwg_model} ;;
     pwg) vocoder_model=${pwg_model}; alt_name=griffin_lim; alt_model=griffin_lim ;;
@@ -161,11 +163,11 @@ ordered_systems=$(for s in jdit tacotron2 transformer fastspeech; do [[ " ${syst
 # token + the final <sos/eos>, as FastSpeech reads them) -> exp/tts_transformer/teacher_SET/durations/durations
 teacher_durations() {
     local x=$1 out=exp/tts_transformer/teacher_$1
-    require exp/tts_transformer/valid.loss.best.pth "stage 4 (training transformer)"
+    require "exp/tts_transformer/${inference_model}" "stage 4 (training transformer)"
     log "Stage 4: teacher-forced durations of exp/tts_transformer on data/${x} -> ${out}"
-    run_logged "${out}" ${decode_cmd} "${out}/inference.log" python -m local_models.bin.jdit_inference \
-        --ngpu 0 --train_config exp/tts_transformer/config.yaml \
-        --model_file exp/tts_transformer/valid.loss.best.pth \
+    run_logged "${out}" ${decode_launch} "${out}/inference.log" python -m local_models.bin.jdit_inference \
+        --ngpu "${inference_ngpu}" --train_config exp/tts_transformer/config.yaml \
+        --model_file "exp/tts_transformer/${inference_model}" \
         --data_path_and_name_and_type "data/${x}/text_phn,text,text" \
         --data_path_and_name_and_type "data/${x}/feats.scp,speech,kaldi_ark" \
         --use_teacher_forcing true --output_dir "${out}"
@@ -189,9 +191,7 @@ if stage_enabled 4; then
         # text shapes first: ESPnet sorts each batch by the first shape file, and Tacotron2's encoder packs the
         # text batch (lengths must decrease)
         log "Stage 4: train ${s} (${conf}) -> ${out} (log: ${out}/train.log)"
-        run_logged "${out}" ${train_cmd} "${out}/train.log" \
-            python -m local_models.bin.jdit_train --config "${conf}" --ngpu 0 --seed "${seed}" --resume true \
-                --output_dir "${out}" --token_list "${token_list}" --odim "$(conf_value --n-mels)" \
+        espnet_train "${out}" jdit_train --config "${conf}" --token_list "${token_list}" --odim "$(conf_value --n-mels)" \
                 --normalize_conf "stats_file=dump/${train_set}/feats_stats.npz" \
                 --train_data_path_and_name_and_type "data/${train_set}/feats.scp,speech,kaldi_ark" \
                 --train_data_path_and_name_and_type "data/${train_set}/text_phn,text,text" \
@@ -199,13 +199,16 @@ if stage_enabled 4; then
                 --valid_data_path_and_name_and_type "data/${valid_set}/feats.scp,speech,kaldi_ark" \
                 --valid_data_path_and_name_and_type "data/${valid_set}/text_phn,text,text" \
                 --valid_shape_file "dump/${valid_set}/text_shape.phn" --valid_shape_file "dump/${valid_set}/feats_shape" \
-                "${extra[@]}" ${train_args}
+                "${extra[@]}"
     done
     if [ "${train_pwg}" = true ]; then
         for x in ${train_set} ${valid_set}; do require "data/${x}/feats.scp" "stage 2 (features)"; done
         log "Stage 4: train Parallel WaveGAN (${pwg_conf}) -> exp/vocoder_pwg (log: exp/vocoder_pwg/train.log)"
-        run_logged exp/vocoder_pwg ${train_cmd} exp/vocoder_pwg/train.log \
-            python -m local_models.bin.pwg_train --config "${pwg_conf}" --seed "${seed}" \
+        # parallel-wavegan's trainer uses one GPU (its multi-GPU mode needs its own launcher)
+        pwg_launch=${train_cmd}; pwg_gpu=0
+        if [ "${ngpu}" -gt 0 ]; then pwg_launch="${cuda_cmd} --gpu 1"; pwg_gpu=1; fi
+        run_logged exp/vocoder_pwg ${pwg_launch} exp/vocoder_pwg/train.log \
+            python -m local_models.bin.pwg_train --config "${pwg_conf}" --seed "${seed}" --ngpu "${pwg_gpu}" \
                 ${pwg_max_steps:+--max-steps "${pwg_max_steps}"} \
                 --train-dir "data/${train_set}" --valid-dir "data/${valid_set}" exp/vocoder_pwg
     fi
@@ -219,19 +222,25 @@ if stage_enabled 5; then
         if [ ! -f "data/${x}/text_phn" ]; then require "${token_list}" "stage 3 (text)"; g2p "${x}"; make_text "${x}"; fi
         for s in ${systems}; do
             require "exp/tts_${s}/config.yaml" "stage 4 (training ${s})"
-            log "Stage 5: synthesise data/${x} with ${s} + ${vocoder} -> exp/tts_${s}/decode_${x}"
-            python -m local_models.bin.tts_synth \
-                --model-dir "exp/tts_${s}" --text "data/${x}/text_phn" --vocoder "${vocoder_model}" \
-                --fbank-conf conf/fbank.conf --griffin-lim-iters "${griffin_lim_iters}" --save-att "exp/tts_${s}/decode_${x}"
+            # the command and log beside the output (tts_synth replaces ${out} as a whole)
+            out=exp/tts_${s}/decode_${x} lg=exp/tts_${s}/log/synth_${x}
+            log "Stage 5: synthesise data/${x} with ${s} + ${vocoder} -> ${out} (log: ${lg}/synth.log)"
+            decode_pool run_logged "${lg}" ${decode_launch} "${lg}/synth.log" python -m local_models.bin.tts_synth \
+                --model-dir "exp/tts_${s}" --model-file "${inference_model}" --ngpu "${inference_ngpu}" \
+                --text "data/${x}/text_phn" --vocoder "${vocoder_model}" --fbank-conf conf/fbank.conf \
+                --griffin-lim-iters "${griffin_lim_iters}" --save-att ${inference_args} "${out}"
         done
+        pool_wait
         [ -f "data/${x}/feats.scp" ] || continue
         log "Stage 5: GT mel: ${vocoder} on the reference mels of data/${x} -> exp/gt_mel/decode_${x}"
-        python -m local_models.bin.tts_synth --feats "data/${x}/feats.scp" \
+        ${decode_launch} "exp/gt_mel/log/synth_${x}.log" \
+            python -m local_models.bin.tts_synth --feats "data/${x}/feats.scp" --ngpu "${inference_ngpu}" \
             --vocoder "${vocoder_model}" --fbank-conf conf/fbank.conf --griffin-lim-iters "${griffin_lim_iters}" \
             "exp/gt_mel/decode_${x}"
         if [ "${alt_model}" = griffin_lim ] || [ -f "${alt_model}" ]; then
             log "Stage 5: GT mel: ${alt_name} on the reference mels of data/${x} -> exp/gt_mel_${alt_name}/decode_${x}"
-            python -m local_models.bin.tts_synth --feats "data/${x}/feats.scp" \
+            ${decode_launch} "exp/gt_mel_${alt_name}/log/synth_${x}.log" \
+                python -m local_models.bin.tts_synth --feats "data/${x}/feats.scp" --ngpu "${inference_ngpu}" \
                 --vocoder "${alt_model}" --fbank-conf conf/fbank.conf --griffin-lim-iters "${griffin_lim_iters}" \
                 "exp/gt_mel_${alt_name}/decode_${x}"
         else
@@ -242,8 +251,9 @@ if stage_enabled 5; then
         fi
         if [[ " ${systems} " == *" jdit "* ]]; then
             log "Stage 5: JDI-T aligner (teacher forced) and predictor durations on data/${x} -> exp/tts_jdit/align_${x}"
-            python -m local_models.bin.jdit_align --model-dir exp/tts_jdit \
-                --plot "${att_plots}" "data/${x}" "exp/tts_jdit/align_${x}"
+            run_logged "exp/tts_jdit/align_${x}" ${decode_launch} "exp/tts_jdit/align_${x}/align.log" \
+                python -m local_models.bin.jdit_align --model-dir exp/tts_jdit --model-file "${inference_model}" \
+                --ngpu "${inference_ngpu}" --plot "${att_plots}" "data/${x}" "exp/tts_jdit/align_${x}"
         fi
     done
 fi

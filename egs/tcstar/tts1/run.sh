@@ -33,7 +33,14 @@ streams=32              # stateful training: parallel streams (= batch size) and
 window=120
 num_wavs=10             # synthesised wavs kept per test set and system (all: -1)
 precision=fp32          # decode precision: fp32, bf16 (autocast), int8 (dynamic quantisation)
+ngpu=$(default_ngpu)    # GPUs per training job (0: CPU; > 1: ESPnet2's DDP); default 1 when nvidia-smi lists a GPU
+gpu_inference=false     # decode on a GPU (through cuda_cmd)
+inference_nj=1          # decoding jobs at a time (systems x speakers)
+inference_model=valid.mcd.best.pth  # checkpoint that decodes: valid.mcd.best.pth, valid.mcd.ave.pth, latest.pth
+train_args=""           # extra ESPnet2 training options, verbatim (they win), e.g. "--max_epoch 1"
+inference_args=""       # extra salad_decode options, verbatim
 . parse_options.sh
+setup_devices
 
 [ -n "${test_sets}" ] || test_sets=$(for s in ${speakers}; do printf '%s_test ' "${s}"; done)
 questions=conf/questions_es.hed
@@ -118,9 +125,7 @@ if stage_enabled 4; then
             require "${conf}" "a training config for system ${s}"
             out=exp/${spk}/${s}
             log "Stage 4: train ${s} for ${spk} (${conf}) -> ${out}"
-            run_logged "${out}" ${train_cmd} "${out}/train.log" \
-                python -m local_models.bin.salad_train --config "${conf}" --ngpu 0 --seed "${seed}" --resume true \
-                    --output_dir "${out}" --stateful true --batch_type unsorted --batch_size "${streams}" \
+            espnet_train "${out}" salad_train --config "${conf}" --stateful true --batch_type unsorted --batch_size "${streams}" \
                     --model_conf "idim=${idim}" --model_conf "stats_file=${PWD}/${d}/stats.npz" \
                     --train_data_path_and_name_and_type "${d}/train_windows/ling.scp,ling,kaldi_ark" \
                     --train_data_path_and_name_and_type "${d}/train_windows/acou.scp,acou,kaldi_ark" \
@@ -141,12 +146,17 @@ if stage_enabled 5; then
             [ -f "dump/${spk}/${x}/ling.scp" ] || test_feats "${x}" "${spk}"
             for s in ${systems}; do
                 out=exp/${spk}/${s}/decode_${x}
-                log "Stage 5: decode ${x} with ${spk}/${s} -> ${out}"
-                run_logged "${out}" python -m local_models.bin.salad_decode --model-dir "exp/${spk}/${s}" \
-                    --precision "${precision}" --num-wavs "${num_wavs}" "dump/${spk}/${x}" "${out}"
+                # the command and log beside the output (salad_decode replaces ${out} as a whole)
+                lg=exp/${spk}/${s}/log/decode_${x}
+                log "Stage 5: decode ${x} with ${spk}/${s} -> ${out} (log: ${lg}/decode.log)"
+                decode_pool run_logged "${lg}" ${decode_launch} "${lg}/decode.log" \
+                    python -m local_models.bin.salad_decode --model-dir "exp/${spk}/${s}" \
+                    --model-file "${inference_model}" --ngpu "${inference_ngpu}" --precision "${precision}" \
+                    --num-wavs "${num_wavs}" ${inference_args} "dump/${spk}/${x}" "${out}"
             done
         done
     done
+    pool_wait
 fi
 
 if stage_enabled 6; then

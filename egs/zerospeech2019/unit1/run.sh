@@ -48,7 +48,14 @@ test_min=3
 seed=0
 griffin_lim_iters=60
 abx_reference=true  # also run zerospeech-libriabx2 on the same inputs
+ngpu=$(default_ngpu)    # GPUs per training job (0: CPU; > 1: ESPnet2's DDP); default 1 when nvidia-smi lists a GPU
+gpu_inference=false     # encode and resynthesise on a GPU (through cuda_cmd)
+inference_nj=2          # encoding jobs at a time (systems x test sets)
+inference_model=valid.loss.best.pth  # checkpoint that encodes / inverts: valid.loss.best.pth, valid.loss.ave.pth, latest.pth
+train_args=""           # extra ESPnet2 training options (VQ-VAE and inverter), verbatim (they win), e.g. "--max_epoch 1"
+inference_args=""       # extra vqvae_extract options, verbatim
 . parse_options.sh
+setup_devices
 
 sys_re='^(trf|conv)_(mfcc|logmel)_k([0-9]+)(_s([0-9.]+(e-?[0-9]+)?))?(_j(0?\.[0-9]+))?(_seed([0-9]+))?$'
 for s in ${systems} ${inverter_system}; do  # fail before any work on a malformed system name
@@ -156,12 +163,10 @@ if stage_enabled 3; then
     done
 fi
 
-# train_vqvae CONF OUT FEAT [ESPnet options...]
+# train_net CONF OUT [ESPnet options...]: a VQ-VAE or an inverter (the task picks by the config)
 train_net() {
     local conf=$1 out=$2; shift 2
-    run_logged "${out}" ${train_cmd} "${out}/train.log" \
-        python -m local_models.bin.vqvae_train --config "${conf}" --ngpu 0 --seed "${seed}" --resume true \
-            --output_dir "${out}" "$@"
+    espnet_train "${out}" vqvae_train --config "${conf}" "$@"
 }
 
 if stage_enabled 4; then
@@ -193,11 +198,13 @@ if stage_enabled 5; then
             blist=""
             [ -f "data/${x}/bitrate_list" ] && blist="--bitrate-list data/${x}/bitrate_list"
             # durations of the audio as read (data/<set>/utt2dur need not exist for a user's set)
-            run_logged "exp/${s}/codes_${x}" \
-                python -m local_models.bin.vqvae_extract --model-dir "exp/${s}" --utt2dur "dump/${feat}/${x}/utt2dur" ${blist} \
+            decode_pool run_logged "exp/${s}/codes_${x}" ${decode_launch} "exp/${s}/log/encode_${x}.log" \
+                python -m local_models.bin.vqvae_extract --model-dir "exp/${s}" --model-file "${inference_model}" \
+                    --ngpu "${inference_ngpu}" --utt2dur "dump/${feat}/${x}/utt2dur" ${blist} ${inference_args} \
                     "dump/${feat}/${x}/feats.scp" "exp/${s}/codes_${x}"
         done
     done
+    pool_wait
 fi
 
 if stage_enabled 6; then
@@ -227,7 +234,7 @@ if stage_enabled 7; then
     conf=conf/tuning/train_inverter${train_config_suffix}.yaml
     require "${conf}" "a training config"
     read -r feat _ <<< "$(system_conf "${inverter_system}")"
-    require "exp/${inverter_system}/valid.loss.best.pth" "stage 4 (VQ-VAE training)"
+    require "exp/${inverter_system}/${inference_model}" "stage 4 (VQ-VAE training)"
     for v in ${voices}; do
         log "Stage 7: codebook inverter over ${inverter_system}'s codes, target voice ${v} -> ${inv}/${v}"
         lists=${inv}/${v}/lists
@@ -238,7 +245,7 @@ if stage_enabled 7; then
             done
         done
         train_net "${conf}" "${inv}/${v}" --model_conf "vqvae_config=exp/${inverter_system}/config.yaml" \
-            --model_conf "vqvae_model=exp/${inverter_system}/valid.loss.best.pth" \
+            --model_conf "vqvae_model=exp/${inverter_system}/${inference_model}" \
             --model_conf "n_bins=$(head -1 dump/spec/voice/feats.shape | cut -d' ' -f2 | cut -d, -f2)" \
             --train_data_path_and_name_and_type "${lists}/${feat}_tr.scp,feats,kaldi_ark" \
             --train_data_path_and_name_and_type "${lists}/spec_tr.scp,spec,kaldi_ark" \
@@ -263,11 +270,12 @@ if stage_enabled 8; then
         fi > "${inv}/synthesis_list_${x}.tmp"
         rm -rf "${out}"; mkdir -p "${out}"; mv "${inv}/synthesis_list_${x}.tmp" "${out}/synthesis_list"
         for v in $(awk '{print $2}' "${out}/synthesis_list" | LC_ALL=C sort -u); do
-            [ -f "${inv}/${v}/valid.loss.best.pth" ] || die "data/${x}/synthesis_list asks for voice ${v}: no inverter ${inv}/${v} (voices: ${voices})"
+            [ -f "${inv}/${v}/${inference_model}" ] || die "data/${x}/synthesis_list asks for voice ${v}: no inverter ${inv}/${v} (voices: ${voices})"
             log "Stage 8: resynthesise ${x} in the target voice ${v} -> ${out}/${v}/wav"
             awk -v v="${v}" '$2 == v' "${out}/synthesis_list" > "${out}/list_${v}"
-            run_logged "${out}/${v}" python -m local_models.bin.vqvae_resynth --model-dir "${inv}/${v}" \
-                --utt-list "${out}/list_${v}" --griffin-lim-iters "${griffin_lim_iters}" \
+            run_logged "${out}/${v}" ${decode_launch} "${out}/${v}/resynth.log" \
+                python -m local_models.bin.vqvae_resynth --model-dir "${inv}/${v}" --model-file "${inference_model}" \
+                --ngpu "${inference_ngpu}" --utt-list "${out}/list_${v}" --griffin-lim-iters "${griffin_lim_iters}" \
                 "dump/${feat}/${x}/feats.scp" "${out}/${v}"
         done
         cat "${out}"/*/wav.scp | LC_ALL=C sort > "${out}/wav.scp"
