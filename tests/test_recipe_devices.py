@@ -69,7 +69,8 @@ def sad_train(r):
 
 def indic_train(r):  # stage 5 (finetuning) needs nothing but the seed's checkpoint
     touch(r, "exp/multisoftmax/valid.loss.best.pth")
-    return ["--stage", "5", "--stop-stage", "5", "--langs", "en", "--finetune", "multisoftmax"], "exp/ft_multisoftmax_en"
+    opts = ["--stage", "5", "--stop-stage", "5", "--langs", "en", "--finetune", "multisoftmax"]
+    return opts, "exp/ft_multisoftmax_en"
 
 
 def kss_train(r):

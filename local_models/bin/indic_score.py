@@ -17,6 +17,7 @@ from typing import Dict, List, Optional
 
 import yaml
 
+from local_models.common import gpu_report
 from local_models.common.datadir import DataDirError, atomic_open, read_table
 from local_models.common.results import update_results
 from local_models.multisoftmax.scoring import Counts, pooled, read_text, score, werr
@@ -306,6 +307,7 @@ def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets) -> No
             lines += wer_table(sub, ["mono", "vanilla", "onehot", "multisoftmax", "multisoftmax_lsp",
                                      "multisoftmax_lid", "multisoftmax_lid_lidfree", "multisoftmax_lid_oracle",
                                      "ft_onehot", "ft_multisoftmax"], {}, [l for l in langs], "mono") + [""]
+    lines += gpu_report.section("indic/asr1") + [""]
     with atomic_open(path) as f:
         f.write("\n".join(lines) + "\n")
 

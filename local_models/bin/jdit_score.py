@@ -35,6 +35,7 @@ from typing import Optional
 
 import numpy as np
 
+from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open, read_table
 from local_models.common.results import hardware, update_results
 
@@ -535,7 +536,8 @@ def write_markdown(args, rows, durs):
         L += ["", "Attention plots (JDI-T aligner, dashed: true path): "
               + ", ".join(f"`{p.as_posix()}`" for p in plots[:6]) + "."]
     L += ["", "Synthesised wavs: `exp/tts_<system>/decode_<set>/wav/`, the vocoder on reference mels: "
-          "`exp/gt_mel*/decode_<set>/wav/`. All numbers: `exp/results.json`.", ""]
+          "`exp/gt_mel*/decode_<set>/wav/`. All numbers: `exp/results.json`."]
+    L += gpu_report.section("kss/tts1") + [""]
     with atomic_open(args.results_md) as f:
         f.write("\n".join(L))
 

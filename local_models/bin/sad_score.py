@@ -5,6 +5,7 @@ import os
 import sys
 from pathlib import Path
 
+from local_models.common import gpu_report
 from local_models.common.datadir import DataDirError, atomic_open
 from local_models.common.results import update_results
 from local_models.sad.decisions import PRIMARY_COLLAR, load_durations
@@ -211,6 +212,7 @@ def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str,
                      "Dev DCF against each detector's threshold; last panel: the neural systems (paper Fig. 6 shape).")
     lines += grid_lines(grid, dev)
     missing = [PAPER_TABLE2[n][0] for n in PAPER_TABLE2 if n not in systems and n != "seg_rnn_devbest"]
+    lines += gpu_report.section("fearless_steps/sad1")
     lines += ["", "## Not done yet", ""]
     if not grid:
         lines.append("- The segment RNN's (L, S) grid of paper Fig. 7 was not run (stage 7, `--seg-grid`).")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open
 from local_models.common.results import update_results
 
@@ -283,6 +284,7 @@ def write_md(path: Path, results: dict, speakers, names, stds: dict, lat, corpus
     lines += ["## Paper Table 3 / Fig. 3: CPU inference latency", ""]
     lines += latency_lines(lat) + [""] if lat else ["Not measured in this run: `python benchmarks/salad_latency.py` "
                                                    "writes exp/latency.json and exp/images/latency.png.", ""]
+    lines += gpu_report.section("tcstar/tts1") + [""]
     with atomic_open(path) as f:
         f.write("\n".join(lines))
 

@@ -9,6 +9,7 @@ import statistics
 import sys
 from pathlib import Path
 
+from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open
 from local_models.common.results import update_results
 
@@ -358,6 +359,7 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
     if plot_ok:
         lines += ["", "## ABX vs bitrate", "", "![ABX vs bitrate](exp/images/abx_vs_bitrate.png)"]
     missing = [n for n in PAPER if n not in systems]
+    lines += gpu_report.section("zerospeech2019/unit1")
     lines += ["", "## Not done yet", ""]
     if missing:
         lines.append(f"- Not run here (rows carry the paper's numbers only): {', '.join(f'`{n}`' for n in missing)}; "

@@ -1,0 +1,84 @@
+"""benchmarks/gpu_check.py on the CPU (`--device cpu --steps 1`): every recipe's paper-size configs train through
+run.sh, decode, and are timed and compared, so the script is known to work up to the device; and the RESULTS.md
+section it feeds."""
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from local_models.common import gpu_report
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.skipif(not (ROOT / "tools" / "venv" / "bin" / "python").exists(),
+                                reason="needs tools/venv (make install)")
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import gpu_check  # noqa: E402
+
+@pytest.fixture(scope="module")
+def check(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("gpu_check")
+    out = tmp / "gpu_check.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--device", "cpu", "--steps", "1",
+                           "--max-batch", "1", "--precisions", "fp32", "--out", str(out), "--workdir", str(tmp / "w")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:] + proc.stdout[-2000:]
+    return json.loads(out.read_text()), tmp / "w", proc.stdout
+
+
+def test_every_recipe_trains_its_paper_size_configs_and_decodes(check):
+    result, work, _ = check
+    assert not result["errors"]
+    expected = {(r.name, m) for r in gpu_check.RECIPES for m in r.models}
+    assert {(r["recipe"], r["model"]) for r in result["rows"]} == expected
+    for recipe in gpu_check.RECIPES:
+        d = work / recipe.name.replace("/", "_")
+        for name, m in recipe.models.items():
+            conf = yaml.safe_load((d / m.exp / "config.yaml").read_text())
+            # trained through run.sh with --ngpu 0 on the CPU, for one step...
+            assert conf["ngpu"] == 0 and conf["num_iters_per_epoch"] == 1 and conf["max_epoch"] == 1
+            # ... from the paper-size config (no _tiny / _smoke suffix)
+            used = re.search(r"--config (\S+)", (d / m.exp / "run.sh").read_text()).group(1)
+            assert re.fullmatch(r"conf/tuning/train(_[a-z0-9_]+)?\.yaml", used) and "_tiny" not in used \
+                and "_smoke" not in used, used
+            paper = yaml.safe_load((d / used).read_text())
+            for key in ("optim", "scheduler"):
+                if key in paper and key in conf:
+                    assert conf[key] == paper[key]
+
+
+def test_rows_hold_timings_and_parity(check):
+    result, _, stdout = check
+    assert result["environment"]["device"] == "cpu" and result["steps"] == 1
+    for r in result["rows"]:
+        t = r["fp32"]
+        assert t["step_s"] > 0 and math.isfinite(t["step_s"]) and t["peak_gib"] is None  # no GPU memory on the CPU
+        assert t["samples_per_s"] == pytest.approx(r["batch"] / t["step_s"])
+        # the projection scales the capped batch (1) to the paper's
+        assert t["projected_h"] == pytest.approx(r["paper_steps"] * t["step_s"] / 3600 * r["paper_batch"] / r["batch"])
+        assert r["batch"] == 1 and r["params_m"] > 0
+        assert r["parity_max_rel"] == 0.0  # CPU vs CPU: the same numbers
+    assert "| fearless_steps/sad1 | cnn1d |" in stdout
+
+
+def test_results_section_names_what_was_measured(tmp_path, check):
+    result, _, _ = check
+    missing = gpu_report.section("kss/tts1", tmp_path / "none.json")
+    assert "Not measured on a GPU yet" in "\n".join(missing)
+    cpu_file = tmp_path / "cpu.json"
+    cpu_file.write_text(json.dumps(result))
+    assert "Not measured on a GPU yet" in "\n".join(gpu_report.section("kss/tts1", cpu_file))  # a CPU run is no GPU run
+    gpu = json.loads(json.dumps(result))
+    gpu["environment"].update(device="cuda", gpu="NVIDIA H200")
+    gpu_file = tmp_path / "gpu.json"
+    gpu_file.write_text(json.dumps(gpu))
+    lines = gpu_report.section("kss/tts1", gpu_file)
+    text = "\n".join(lines)
+    assert "## Paper size on one GPU" in text and "NVIDIA H200" in text
+    rows = [l for l in lines if l.startswith("| jdit |")]
+    assert len(rows) == 1 and "300,000 steps" in rows[0]
+    assert "| big_salad |" not in text  # another recipe's rows stay out

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# On a GPU machine with no package index (Python 3.12, torch preinstalled): make tools/venv from the machine's
+# python3 plus the wheels of tools/device_wheels.sh (gathered on a machine with an index, carried over), so that
+# the recipes' path.sh and benchmarks/gpu_check.py run there as they do after `make install`.
+# Usage: bash tools/device_venv.sh [--wheels DIR] [--python PY]   (default DIR tools/device_wheels/, PY python3)
+# tools/venv/bin/python is then a wrapper: the machine's interpreter (its torch, numpy, ...) with the wheels,
+# installed --no-deps into tools/venv/site, first on its path. Nothing outside tools/venv is touched.
+set -euo pipefail
+tools=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+wheels=${tools}/device_wheels
+py=python3
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --wheels) wheels=$2; shift 2 ;;
+        --python) py=$2; shift 2 ;;
+        -h|--help) sed -n '2,7p' "$0" | sed 's/^# //'; exit 0 ;;
+        *) echo "device_venv.sh: unknown option $1 (see --help)" >&2; exit 1 ;;
+    esac
+done
+# not resolved through links: a venv's python (the GPU image's torch lives in one) must stay that venv's
+real_py=$(command -v "${py}") || { echo "device_venv.sh: no '${py}' on PATH" >&2; exit 1; }
+real_py=$(cd "$(dirname "${real_py}")" && pwd)/$(basename "${real_py}")
+"${real_py}" -c 'import torch' 2>/dev/null || { echo "device_venv.sh: ${real_py} has no torch" >&2; exit 1; }
+ls "${wheels}"/*.whl >/dev/null 2>&1 || {
+    echo "device_venv.sh: no wheels in ${wheels}: run 'bash tools/device_wheels.sh' where pip reaches PyPI" >&2; exit 1; }
+venv=${tools}/venv
+if [ -e "${venv}/.installed" ]; then
+    echo "device_venv.sh: ${venv} is a full install (make install): left alone" >&2; exit 1
+fi
+rm -rf "${venv}.tmp"
+mkdir -p "${venv}.tmp/bin"
+"${real_py}" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "${venv}.tmp/site" \
+    "${wheels}"/*.whl
+# the wrapper: the wheels first on the path, then whatever the caller (path.sh) put there
+cat > "${venv}.tmp/bin/python" <<EOF
+#!/usr/bin/env bash
+export PYTHONPATH="${venv}/site\${PYTHONPATH:+:\${PYTHONPATH}}"
+exec "${real_py}" "\$@"
+EOF
+chmod +x "${venv}.tmp/bin/python"
+ln -s python "${venv}.tmp/bin/python3"
+rm -rf "${venv}"
+mv "${venv}.tmp" "${venv}"
+"${venv}/bin/python" -c 'import espnet2, kaldiio, librosa, torch; print("device_venv.sh: tools/venv ready:",
+    "torch", torch.__version__, "cuda", torch.cuda.is_available())'
