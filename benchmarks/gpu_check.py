@@ -47,6 +47,7 @@ class Model:
     steps: int                # the paper's (or the paper-size config's) number of training steps
     schedule: str             # where `steps` comes from, in words
     checkpoint: str = "valid.loss.best.pth"
+    crop: int = 0             # frames per sequence in a training batch (0: the utterance's own length)
 
 
 @dataclass
@@ -56,11 +57,15 @@ class Recipe:
     train: list               # run.sh options of the training stage(s)
     decode: list              # run.sh options of the decoding stage(s)
     models: dict = field(default_factory=dict)
+    train2: list = field(default_factory=list)  # a second training call (models trained on the first's output)
+    cpu_models: tuple = ()    # --device cpu: measure only these (the others are not trained there: cpu_args)
     capped_batch: str = "--batch_size {n}"  # --train_args that cap the training batch with --max-batch n
     cpu_args: list = field(default_factory=list)  # run.sh options of a --device cpu run: smaller sets, narrower beam
 
 
 SAD_SCHED = "paper: 50,000 iterations of 24 chunks of 4 s"
+KSS_SYSTEMS = "jdit tacotron2 transformer fastspeech"
+TCSTAR_SYSTEMS = "small_rnn small_salad big_rnn big_salad big_salad_win"
 RECIPES = [
     Recipe("fearless_steps/sad1",
            ["--stop-stage", "3", "--train-min", "0.5", "--dev-min", "0.3", "--eval-min", "0.3",
@@ -76,27 +81,36 @@ RECIPES = [
            ["--stage", "6", "--stop-stage", "6", "--langs", "en hi", "--systems", "multisoftmax_lid", "--finetune", "",
             "--switch-off-grid", "inf:inf"],
            {"multisoftmax_lid": Model("exp/multisoftmax_lid", "local_models.multisoftmax.task:TransducerTask", 64,
-                                      60 * 1000, "the paper states none; conf max_epoch 60 x an assumed 1000 "
-                                      "steps of 64 an epoch")},
+                                      60 * 256_478, "the paper states none; conf max_epoch 60 over its 22,798 h "
+                                      "(Table 1) in batches of 64 utterances of ~5 s (assumed): 256k steps an "
+                                      "epoch")},
            cpu_args=["--beam", "1"]),  # the paper-size RNN-T's beam search is slow on 2 CPU cores
     Recipe("kss/tts1",
            ["--stop-stage", "3", "--mini-utts", "20", "--test-sets", "test"],
-           ["--stage", "4", "--stop-stage", "4", "--systems", "jdit", "--train-pwg", "false"],
-           ["--stage", "5", "--stop-stage", "5", "--systems", "jdit", "--test-sets", "test",
+           ["--stage", "4", "--stop-stage", "4", "--systems", KSS_SYSTEMS, "--train-pwg", "false"],
+           ["--stage", "5", "--stop-stage", "5", "--systems", KSS_SYSTEMS, "--test-sets", "test",
             "--griffin-lim-iters", "4"],
            {"jdit": Model("exp/tts_jdit", "local_models.jdit.task:JDITTask", 64, 300_000,
-                          "paper: about 300k steps at batch 64")}),
+                          "paper: about 300k steps at batch 64"),
+            **{s: Model(f"exp/tts_{s}", "local_models.jdit.task:JDITTask", 32, steps, sched)
+               for s, steps, sched in (
+                   ("tacotron2", 200 * 400, "conf max_epoch 200; KSS 12.6k utterances in batches of ~32: ~400 "
+                                            "steps an epoch"),
+                   ("transformer", 1000 * 400, "conf max_epoch 1000, ~400 steps an epoch (as Tacotron2)"),
+                   ("fastspeech", 1000 * 500, "conf max_epoch 1000 x num_iters_per_epoch 500"))}},
+           cpu_args=["--systems", "jdit"], cpu_models=("jdit",)),
     Recipe("tcstar/tts1",
            ["--stop-stage", "3", "--mini-utts", "12", "--speakers", "M1", "--streams", "8", "--window", "40"],
-           ["--stage", "4", "--stop-stage", "4", "--speakers", "M1", "--systems", "big_rnn big_salad big_salad_win",
+           ["--stage", "4", "--stop-stage", "4", "--speakers", "M1", "--systems", TCSTAR_SYSTEMS,
             "--streams", "8", "--window", "40"],
-           ["--stage", "5", "--stop-stage", "5", "--speakers", "M1", "--systems", "big_rnn big_salad big_salad_win",
+           ["--stage", "5", "--stop-stage", "5", "--speakers", "M1", "--systems", TCSTAR_SYSTEMS,
             "--num-wavs", "0"],  # no WORLD synthesis: pyworld / pysptk do not travel to the GPU machine
            {s: Model(f"exp/M1/{s}", "local_models.salad.task:SaladTask", 32, 300 * 313,
                      "paper: at most 300 epochs of 32 x 120-frame windows; ~100 min of training speech per speaker "
-                     "at 200 frames/s = 313 steps an epoch", "valid.mcd.best.pth")
-            for s in ("big_rnn", "big_salad", "big_salad_win")},
-           capped_batch=""),  # stateful training: the batch is --streams (8 here), set by the data stage
+                     "at 200 frames/s = 313 steps an epoch", "valid.mcd.best.pth", crop=120)
+            for s in TCSTAR_SYSTEMS.split()},
+           capped_batch="",  # stateful training: the batch is --streams (8 here), set by the data stage
+           cpu_args=["--systems", "small_rnn big_salad_win"], cpu_models=("small_rnn", "big_salad_win")),
     Recipe("zerospeech2019/unit1",
            ["--stop-stage", "3", "--unit-min", "0.6", "--voice-min", "0.4", "--test-min", "0.4",
             "--systems", "trf_mfcc_k128", "--inverter-system", "trf_mfcc_k128"],
@@ -104,8 +118,14 @@ RECIPES = [
            ["--stage", "5", "--stop-stage", "5", "--systems", "trf_mfcc_k128", "--inverter-system", "trf_mfcc_k128"],
            {"trf_mfcc_k128": Model("exp/trf_mfcc_k128", "local_models.vqvae.task:VQVAETask", 100, 200 * 132,
                                    "the paper states none; conf max_epoch 200, batch_bins 1.6M = ~100 utterances "
-                                   "of 4 s; the 15 h unit set = 132 steps an epoch")},
-           capped_batch="--batch_type unsorted --batch_size {n}"),
+                                   "of 4 s; the 15 h unit set = 132 steps an epoch"),
+            "inverter": Model("exp/inverter_trf_mfcc_k128/V001", "local_models.vqvae.task:VQVAETask", 100,
+                              200 * 20, "the paper states none; conf max_epoch 200, batch_bins 4M over the 2 h "
+                                        "voice set: ~20 steps an epoch")},
+           capped_batch="--batch_type unsorted --batch_size {n}",
+           # the inverter over the VQ-VAE's codes (stage 7; stage 8's MCD needs pyworld, not on the GPU machine)
+           train2=["--stage", "7", "--stop-stage", "7", "--systems", "trf_mfcc_k128",
+                   "--inverter-system", "trf_mfcc_k128"]),
 ]
 
 
@@ -195,7 +215,8 @@ def parity(task, conf, ckpt, batch, device) -> float:
         with torch.no_grad():
             res[dev] = scalar_stats(model(**to(batch, dev)))
     a, b = res["cpu"], res[device]
-    return max((abs(a[k] - b[k]) / max(abs(a[k]), 1e-6) for k in a if k in b and math.isfinite(a[k])), default=0.0)
+    # relative to the value, or to 1e-3 for statistics near 0 (rates, clip counts), where a ratio means nothing
+    return max((abs(a[k] - b[k]) / max(abs(a[k]), 1e-3) for k in a if k in b and math.isfinite(a[k])), default=0.0)
 
 
 def time_steps(task, conf, ckpt, batch, device, steps, precision) -> dict:
@@ -244,6 +265,9 @@ def measure(recipe_dir: Path, name: str, m: Model, device: str, steps: int, max_
     try:
         _, args = task.build_model_from_file(str(conf), str(ckpt), "cpu")
         small = first_batch(task, args)
+        if m.crop:  # frame-aligned streams (SALAD's windows): the training step's sequence length
+            small = {k: (v[:, : m.crop] if f"{k}_lengths" in small else v.clamp(max=m.crop) if k.endswith("_lengths")
+                         else v) for k, v in small.items()}
         bsz = min(m.batch, max_batch) if max_batch else m.batch
         big = tile(small, bsz)
         lens = [k for k in big if k.endswith("_lengths")]
@@ -304,10 +328,11 @@ def main(argv=None):
                             ignore=shutil.ignore_patterns("data", "dump", "exp", "downloads", "RESULTS.md"))
             steps.append(("data", r.data + cpu))
         if args.stage in ("all", "run"):
-            if not (dst / "data").is_dir():
+            if args.stage == "run" and not (dst / "data").is_dir():
                 result["errors"].append({"recipe": r.name, "step": "run", "error": f"{dst}: not prepared"})
                 continue
-            steps += [("train", r.train + dev + cpu), ("decode", r.decode + dev + cpu)]
+            steps += [("train", r.train + dev + cpu)] + ([("train2", r.train2 + dev + cpu)] if r.train2 else [])
+            steps.append(("decode", r.decode + dev + cpu))
         try:
             for step, opts in steps:
                 result["stage_s"][f"{r.name}:{step}"] = run_sh(dst, *opts)
@@ -315,13 +340,20 @@ def main(argv=None):
                       file=sys.stderr)
             if args.stage == "prepare":
                 continue
-            for name, m in r.models.items():
+        except Exception as e:  # one recipe's failure is reported; the others are still run
+            result["errors"].append({"recipe": r.name, "step": "run", "error": f"{type(e).__name__}: {e}"})
+            print(f"gpu_check: {r.name} FAILED: {e}", file=sys.stderr)
+            continue
+        for name, m in r.models.items():
+            if args.device == "cpu" and r.cpu_models and name not in r.cpu_models:
+                continue
+            try:
                 row = measure(dst, name, m, args.device, args.steps, args.max_batch, precisions)
                 row["recipe"] = r.name
                 result["rows"].append(row)
-        except Exception as e:  # one recipe's failure is reported; the others are still measured
-            result["errors"].append({"recipe": r.name, "step": "run", "error": f"{type(e).__name__}: {e}"})
-            print(f"gpu_check: {r.name} FAILED: {e}", file=sys.stderr)
+            except Exception as e:  # one model's failure is reported; the others are still measured
+                result["errors"].append({"recipe": r.name, "step": name, "error": f"{type(e).__name__}: {e}"})
+                print(f"gpu_check: {r.name} {name} FAILED: {e}", file=sys.stderr)
     if args.stage == "prepare":
         print(f"gpu_check: prepared {', '.join(r.name for r in recipes)} in {work}", file=sys.stderr)
         return 1 if result["errors"] else 0

@@ -30,7 +30,7 @@ case "${cmd}" in
         tar -C .gpu_check -xzf .gpu_check/work.tgz
         was=$(cat .gpu_check/work/PREPARED_AT) now=${root}/.gpu_check/work
         if [ "${was}" != "${now}" ]; then
-            grep -rlI --exclude='*.ark' --exclude='*.wav' -F "${was}" .gpu_check/work | while read -r f; do
+            { grep -rlI --exclude='*.ark' --exclude='*.wav' -F "${was}" .gpu_check/work || true; } | while read -r f; do
                 sed -i "s#${was}#${now}#g" "${f}"
             done
         fi

@@ -174,39 +174,44 @@ def test_gpu_inference_inference_model_and_args_reach_the_decoder(name, tmp_path
     recipe = copy_recipe(name, tmp_path)
     _, prepare, _ = RECIPES[name]
     opts, tool = prepare(recipe)
-    if name == "indic/asr1":
-        opts += ["--inference_model", "latest.pth"]
     run_recipe(recipe, *opts, "--ngpu", "0", "--gpu_inference", "true", "--inference_args", INFER_ARGS,
-               "--inference_nj", "2", extra_env=env)
+               "--inference_nj", "2", "--inference_model", "latest.pth", extra_env=env)
     sbatch = record.read_text()
     assert "--gres=gpu:1" in sbatch, sbatch
     logs = [p for p in recipe.rglob("*.log") if tool in p.read_text(errors="replace")]
     assert logs, f"no job log ran {tool}"
     text = logs[0].read_text()
     assert "--ngpu 1" in text and INFER_ARGS in text
-    model_file = "latest.pth" if name == "indic/asr1" else "valid."
-    assert re.search(r"--model[-_]file \S*" + re.escape(model_file), text) or name == "fearless_steps/sad1" \
-        and "--model-file valid.loss.best.pth" in text, text
+    # the checkpoint that decodes is --inference_model's, in every recipe (none hard-codes its own)
+    assert re.search(r"--model[-_]file \S*latest\.pth", text), text
+    assert "valid.loss.best.pth" not in text and "valid.mcd.best.pth" not in text
+
+
+def fake_nvidia_smi(bindir: Path, gpus: int) -> dict:
+    """An nvidia-smi on PATH that lists GPUS GPUs (0: none, whatever this machine has)."""
+    bindir.mkdir(exist_ok=True)
+    lines = "".join(f"echo 'GPU {i}: NVIDIA H200 (UUID: GPU-{i})'\n" for i in range(gpus))
+    (bindir / "nvidia-smi").write_text("#!/usr/bin/env bash\n" + lines)
+    (bindir / "nvidia-smi").chmod(0o755)
+    return {"PATH": f"{bindir}:{os.environ['PATH']}"}
 
 
 @pytest.mark.parametrize("name", sorted(RECIPES))
 def test_gpu_asked_for_on_a_machine_without_one_is_a_clear_error(name, tmp_path):
     recipe = copy_recipe(name, tmp_path)
     proc = run_recipe(recipe, "--stage", "99", "--ngpu", "1", check=False,
-                      extra_env={"PATH": f"{tmp_path}:{os.environ['PATH']}"})
+                      extra_env=fake_nvidia_smi(tmp_path / "bin", 0))
     assert proc.returncode != 0
     assert "--ngpu 1 --gpu_inference false, but nvidia-smi lists 0 GPU(s) here" in proc.stderr
 
 
 def test_ngpu_default_follows_nvidia_smi(tmp_path):
     """With no --ngpu, a machine whose nvidia-smi lists a GPU trains on it; help shows the option."""
-    fake = tmp_path / "nvidia-smi"
-    fake.write_text("#!/usr/bin/env bash\necho 'GPU 0: NVIDIA H200 (UUID: GPU-x)'\n")
-    fake.chmod(0o755)
     recipe = copy_recipe("fearless_steps/sad1", tmp_path)
-    env = {"PATH": f"{tmp_path}:{os.environ['PATH']}"}
-    proc = run_recipe(recipe, "--stage", "99", extra_env=env)
+    proc = run_recipe(recipe, "--stage", "99", extra_env=fake_nvidia_smi(tmp_path / "bin", 2))
     assert "devices: training --ngpu 1," in proc.stderr
+    assert "devices: training --ngpu 0," in run_recipe(recipe, "--stage", "99",
+                                                      extra_env=fake_nvidia_smi(tmp_path / "none", 0)).stderr
     helptext = run_recipe(recipe, "--help").stdout
     for opt in ("--ngpu", "--gpu-inference", "--inference-nj", "--inference-model", "--train-args", "--inference-args"):
         assert opt in helptext

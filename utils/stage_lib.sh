@@ -41,10 +41,12 @@ run_logged() {
 # pool CMD...: run CMD in the background, at most ${nj} at a time; `pool_wait` waits for all (fails if one did).
 # For independent jobs of one stage (systems to train): with one BLAS thread per process (utils/env.sh), nj
 # jobs use nj cores.
-# `decode_pool CMD...` is the same with at most ${inference_nj} decoding jobs at a time.
+# `decode_pool CMD...` is the same with at most ${inference_nj} decoding jobs at a time, `train_pool CMD...` with
+# ${train_nj} training jobs (setup_devices: 1 when local jobs train on GPUs, which they would share; else nj).
 pids=()
 pool() { pool_n "${nj:-1}" "$@"; }
 decode_pool() { pool_n "${inference_nj:-1}" "$@"; }
+train_pool() { pool_n "${train_nj:-${nj:-1}}" "$@"; }
 pool_n() {
     local width=$1; shift
     while [ "$(jobs -rp | wc -l)" -ge "${width}" ]; do wait -n || die "a background job failed (see its log)"; done
@@ -62,21 +64,32 @@ pool_wait() {
 # `setup_devices` once after it.
 
 # default_ngpu: 1 when `nvidia-smi -L` lists a GPU, else 0 (CPU).
+# With cmd_backend=slurm the jobs run elsewhere: give --ngpu explicitly (a login node usually lists none).
 default_ngpu() {
-    if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then echo 1; else echo 0; fi
+    local n
+    n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)  # grep -c reads all: no SIGPIPE under pipefail
+    if [ "${n:-0}" -gt 0 ]; then echo 1; else echo 0; fi
 }
 
 # setup_devices: check --ngpu / --gpu_inference / --inference_nj, log them, and set
 #   train_launch   the launcher of a training job: ${cuda_cmd} --gpu N with N GPUs, else ${train_cmd}
 #   decode_launch  the launcher of a decoding job: ${cuda_cmd} --gpu 1 with --gpu_inference true, else ${decode_cmd}
 #   inference_ngpu the --ngpu of a decoding tool (0 or 1)
+#   train_nj       trainings at a time (train_pool): nj, or 1 when local jobs train on GPUs
 #   ddp_opts       ESPnet2's own DDP with N > 1 GPUs on one node (--multiprocessing_distributed true)
 setup_devices() {
     [[ "${ngpu}" =~ ^[0-9]+$ ]] || die "--ngpu '${ngpu}': the number of GPUs a training job uses (0 = CPU)"
     [[ "${inference_nj}" =~ ^[1-9][0-9]*$ ]] || die "--inference_nj '${inference_nj}': a positive number of decoding jobs"
     case "${gpu_inference}" in true|false) ;; *) die "--gpu_inference '${gpu_inference}': true or false" ;; esac
     [ -n "${cuda_cmd:-}" ] || die "cmd.sh defines no cuda_cmd (the launcher of GPU jobs)"
-    if [ "${ngpu}" -gt 0 ]; then train_launch="${cuda_cmd} --gpu ${ngpu}"; else train_launch=${train_cmd}; fi
+    train_nj=${nj:-1}
+    if [ "${ngpu}" -gt 0 ]; then
+        train_launch="${cuda_cmd} --gpu ${ngpu}"
+        # local jobs all see this machine's GPUs: one training at a time (Slurm gives each job its own)
+        [ "${cmd_backend:-local}" != local ] || train_nj=1
+    else
+        train_launch=${train_cmd}
+    fi
     ddp_opts=""
     [ "${ngpu}" -le 1 ] || ddp_opts="--multiprocessing_distributed true"
     if [ "${gpu_inference}" = true ]; then

@@ -41,7 +41,8 @@ def table(result: dict, recipe: str = "") -> list:
         lines.append(row if recipe else f"| {r['recipe']} {row}")
     for e in result.get("errors", []):
         if not recipe or e["recipe"] == recipe:
-            lines += ["", f"FAILED on the device: {e['recipe']}: {e['error'].strip().splitlines()[-1]}"]
+            last = (e["error"].strip().splitlines() or ["(no message)"])[-1]
+            lines += ["", f"FAILED on the device: {e['recipe']}: {last}"]
     return lines
 
 

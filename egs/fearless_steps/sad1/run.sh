@@ -77,10 +77,13 @@ train_model() {
 }
 
 # decode SYSTEM MODEL_DIR SET OUT: frame scores of data/SET by SYSTEM -> OUT (a neural system's net: MODEL_DIR, or
-# "" for its default exp/<net>), one process (RTFs are measured on one thread); on a GPU with --gpu_inference true
+# "" for its default exp/<net>), one process (RTFs are measured on one thread); the nets on a GPU with
+# --gpu_inference true, the other detectors (energy, webrtcvad, silero_vad, stat_sad) always on the CPU
 decode() {
-    run_logged "$4" ${decode_launch} --max-jobs-run 1 "$4/log/decode.log" \
-        sad_decode --system "$1" ${2:+--model-dir "$2"} --ngpu "${inference_ngpu}" --model-file "${inference_model}" \
+    local launch=${decode_cmd} gpu=0
+    case $1 in cnn_*|rnn_*|seg_rnn|majority_vote) launch=${decode_launch} gpu=${inference_ngpu} ;; esac  # the nets
+    run_logged "$4" ${launch} --max-jobs-run 1 "$4/log/decode.log" \
+        sad_decode --system "$1" ${2:+--model-dir "$2"} --ngpu "${gpu}" --model-file "${inference_model}" \
             ${inference_args} "data/$3" "$4"
 }
 

@@ -167,11 +167,11 @@ if stage_enabled 4; then
         l=$(lang_of "${s}")
         log "Stage 4: train ${s} (${train_conf}) -> exp/${s}"
         if [ -n "${l}" ]; then
-            pool train "${s}" "${l}_train" "${l}_dev"
+            train_pool train "${s}" "${l}_train" "${l}_dev"
         elif [[ " ${lang_batch_systems} " == *" ${s} "* ]]; then
-            pool train "${s}" train_all dev_all      # train_all/utt2category: single-language batches
+            train_pool train "${s}" train_all dev_all      # train_all/utt2category: single-language batches
         else
-            pool train "${s}" train_mixed dev_all
+            train_pool train "${s}" train_mixed dev_all
         fi
     done
     pool_wait
@@ -182,7 +182,7 @@ if stage_enabled 5; then
         require "exp/${seed_sys}/${inference_model}" "stage 4 (training ${seed_sys})"
         for l in ${langs}; do
             log "Stage 5: finetune ${seed_sys} on ${l} (${ft_epochs} epochs, lr ${ft_lr}) -> exp/ft_${seed_sys}_${l}"
-            pool train "ft_${seed_sys}_${l}" "${l}_train" "${l}_dev" --max_epoch "${ft_epochs}" \
+            train_pool train "ft_${seed_sys}_${l}" "${l}_train" "${l}_dev" --max_epoch "${ft_epochs}" \
                 --optim_conf "lr=${ft_lr}" --init_param "exp/${seed_sys}/${inference_model}"
         done
     done

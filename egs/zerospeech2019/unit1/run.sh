@@ -179,7 +179,7 @@ if stage_enabled 4; then
         d=dump/${feat}/train
         require "${d}/tr.scp" "stage 2 (features)"
         dim=$(head -1 "${d}/feats.shape" | cut -d' ' -f2 | cut -d, -f2)
-        pool train_net "${conf}" "exp/${s}" ${opts} --model_conf "idim=${dim}" --model_conf "num_speakers=${nspk}" \
+        train_pool train_net "${conf}" "exp/${s}" ${opts} --model_conf "idim=${dim}" --model_conf "num_speakers=${nspk}" \
             --train_data_path_and_name_and_type "${d}/tr.scp,feats,kaldi_ark" \
             --train_data_path_and_name_and_type "dump/train_utt2sid,sids,text_int" \
             --valid_data_path_and_name_and_type "${d}/cv.scp,feats,kaldi_ark" \
