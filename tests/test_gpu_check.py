@@ -84,3 +84,15 @@ def test_results_section_names_what_was_measured(tmp_path, check):
     rows = [l for l in lines if l.startswith("| jdit |")]
     assert len(rows) == 1 and "300,000 steps" in rows[0]
     assert "| big_salad |" not in text  # another recipe's rows stay out
+
+
+def test_committed_gpu_results_give_rows_or_a_reason():
+    """The committed H100 run (benchmarks/results/gpu_check.json): measured recipes get rows, the others the reason."""
+    result = json.loads(gpu_report.RESULTS_FILE.read_text())
+    assert result["environment"]["device"] == "cuda"
+    sad = "\n".join(gpu_report.section("fearless_steps/sad1"))
+    assert "| cnn1d |" in sad and "| rnn |" in sad and "Not measured" not in sad
+    tcstar = "\n".join(gpu_report.section("tcstar/tts1"))
+    assert "Not measured on a GPU yet" in tcstar and result["not_measured"]["tcstar/tts1"] in tcstar
+    for row in result["rows"]:  # every measured model ran on the GPU as it does on the CPU
+        assert row["parity_max_rel"] < 1e-3, row

@@ -32,6 +32,16 @@ mkdir -p "${venv}.tmp/bin"
 "${real_py}" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "${venv}.tmp/site" \
     "${wheels}"/*.whl
 # the wrapper: the wheels first on the path, then whatever the caller (path.sh) put there
+# pyworld / pysptk are compiled sdists (no cp312 wheel to carry): a stand-in that fails on first use, so that ESPnet's
+# TTS task (it imports pyworld at the top) loads; WORLD analysis / synthesis then fail with this message
+for m in pyworld pysptk; do
+    "${real_py}" -c "import ${m}" 2>/dev/null || PYTHONPATH="${venv}.tmp/site" "${real_py}" -c "import ${m}" 2>/dev/null || {
+        mkdir -p "${venv}.tmp/site/${m}"
+        printf 'def __getattr__(name):\n    raise ImportError("%s is not installed on this machine (device_venv.sh: no wheel)")\n' \
+            "${m}" > "${venv}.tmp/site/${m}/__init__.py"
+        echo "device_venv.sh: ${m} missing: a stand-in that raises on use" >&2
+    }
+done
 cat > "${venv}.tmp/bin/python" <<EOF
 #!/usr/bin/env bash
 export PYTHONPATH="${venv}/site\${PYTHONPATH:+:\${PYTHONPATH}}"

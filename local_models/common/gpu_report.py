@@ -56,6 +56,7 @@ def section(recipe: str, path: Path = RESULTS_FILE) -> list:
                         "optimiser step on the CPU in the test suite (tests/test_paper_configs.py)."]
     if not any(r["recipe"] == recipe for r in result["rows"]) and not any(
             e["recipe"] == recipe for e in result.get("errors", [])):
-        return lines + [f"Not measured on a GPU yet: the last GPU check ({result['environment']['date']}) did not "
-                        "include this recipe."]
+        why = result.get("not_measured", {}).get(recipe, "it did not include this recipe")
+        return lines + [f"Not measured on a GPU yet: the last GPU check ({result['environment']['gpu']}, "
+                        f"{result['environment']['date']}): {why}."]
     return lines + table(result, recipe)
