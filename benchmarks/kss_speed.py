@@ -28,7 +28,7 @@ FEED_FORWARD = ("jdit", "fastspeech")
 
 
 def load_model(exp_dir: Path):
-    from local_models.bin.tts_synth import load_tts_model
+    from local_models.jdit.inference import load_tts_model
 
     model, args = load_tts_model(exp_dir)
     return model.tts, {t: i for i, t in enumerate(args.token_list)}
@@ -94,7 +94,7 @@ def main(argv=None):
     if args.max_sentences:
         sents = sents[: args.max_sentences]
     models = {s: load_model(recipe / "exp" / f"tts_{s}") for s in systems}
-    from local_models.bin.tts_synth import read_fbank_conf
+    from local_models.jdit.inference import read_fbank_conf
 
     conf = read_fbank_conf(recipe / "conf" / "fbank.conf")
     hop, fs = int(conf["hop_length"]), int(conf["sample_rate"])

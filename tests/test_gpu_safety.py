@@ -12,6 +12,7 @@ the fixes (issue #28); the tools' checks: --ngpu without a GPU, --model-file / -
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -363,7 +364,7 @@ def test_vqvae_codes_and_inverter_run_on_the_models_device(tmp_path):
     inverter is built) moves with the inverter."""
     import yaml
 
-    from local_models.bin.vqvae_extract import encode_all
+    from local_models.vqvae.inference import encode_all
     from local_models.vqvae.task import InverterModel, VQVAEModel
 
     conf = dict(idim=5, num_speakers=1, encoder_type="conv", num_codes=8, code_dim=4, enc_dim=16, dec_dim=16)
@@ -449,9 +450,9 @@ def test_jdit_inference_hands_espnet_its_model_file_and_ngpu(spelling, monkeypat
     assert "--model-file" not in argv and argv[:len(TOOLS["jdit_inference"])] == TOOLS["jdit_inference"]
 
 
-def test_sad_decode_shell_wrapper_passes_the_device_options_through(tmp_path):
+def test_sad_decode_command_line_passes_the_device_options_through(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": ""}  # no GPU for torch even on a GPU machine
-    proc = subprocess.run([str(ROOT / "utils" / "sad_decode"), "--system", "energy", "--model_file", "x.pth",
-                           "--ngpu", "1", str(tmp_path), str(tmp_path / "out")],
-                          capture_output=True, text=True, timeout=300, env=env)
+    proc = subprocess.run([sys.executable, "-m", "local_models.bin.sad_decode", "--system", "energy",
+                           "--model_file", "x.pth", "--ngpu", "1", str(tmp_path), str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
     assert proc.returncode != 0 and "--ngpu 1 but torch.cuda.is_available() is False" in proc.stderr, proc.stderr

@@ -23,6 +23,7 @@ from local_models.bin import indic_decode
 from local_models.multisoftmax import units as U
 from local_models.multisoftmax.decode import (LidFreeDecoder, StreamingBeamSearch, decode_full, decode_utterance,
                                               encode_chunks, lang_by_script, SwitchOff, switch_off_frames, t_avg)
+from local_models.multisoftmax.inference import NO_LANG
 from local_models.multisoftmax.model import UNION, MultilingualTransducer
 
 torch.set_num_threads(1)
@@ -384,7 +385,7 @@ def test_cli_vanilla_lidfree_and_errors(tmp_path, token_lists, corpus, capsys):
     units = table(out / "hyp_units")
     for utt, lang in langs.items():
         lists = {lang: token_lists[lang] for lang in LANGS}
-        assert lang == (lang_by_script(units[utt].split(), lists) or indic_decode.NO_LANG)
+        assert lang == (lang_by_script(units[utt].split(), lists) or NO_LANG)
     assert json.loads((out / "decode_stats.json").read_text())["T_avg"] == 1
     capsys.readouterr()
     assert indic_decode.main(args + ["--switch_off_grid", "30:0.5"]) == 1  # no LID head

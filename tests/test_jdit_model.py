@@ -170,6 +170,21 @@ def test_viterbi_durations_use_future_frames_where_the_filtered_argmax_lags():
     assert d[:, 2].tolist() == [0, 0] and d.sum(1).tolist() == [6, 3]
 
 
+def test_espnet_masks_equal_the_replaced_hand_written_ones():
+    """model.py's masks are ESPnet's (~make_pad_mask with maxlen); the replaced lengths_to_mask (arange < length)
+    on random lengths >= 1 (every length JDIT passes) and maxlen >= the longest: same values, dtype, device."""
+    from espnet.nets.pytorch_backend.nets_utils import make_pad_mask
+
+    g = torch.Generator().manual_seed(0)
+    for _ in range(50):
+        B = int(torch.randint(1, 6, (1,), generator=g))
+        lengths = torch.randint(1, 40, (B,), generator=g)
+        maxlen = int(lengths.max()) + int(torch.randint(0, 5, (1,), generator=g))
+        old = torch.arange(maxlen, device=lengths.device)[None, :] < lengths[:, None]
+        new = ~make_pad_mask(lengths, maxlen=maxlen)
+        assert new.dtype == old.dtype == torch.bool and new.device == lengths.device and torch.equal(new, old)
+
+
 def test_length_regulator_with_zero_durations():
     m = JDIT(idim=10, odim=4, **TINY)
     hs = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]).unsqueeze(-1)

@@ -432,9 +432,10 @@ def test_pwg_paper_config_trains_through_pwg_train(tmp_path, monkeypatch):
 
     import local_models.common.compat  # noqa: F401  (scipy.signal.kaiser for parallel_wavegan)
     from local_models.bin import pwg_train
+    from local_models.jdit.vocoder import load_config
     from parallel_wavegan.bin import train as pwg
 
-    config = pwg_train.load_config(KSS / "train_pwg.yaml")
+    config = load_config(KSS / "train_pwg.yaml")
     hop = config["hop_size"]
     config.update(batch_size=2, batch_max_steps=10 * hop, discriminator_train_start_steps=0, train_max_steps=2,
                   num_workers=0, pin_memory=False)

@@ -175,3 +175,14 @@ def test_strict_mode_without_args_and_no_leaked_helpers(tmp_path):
     r = run(script, "--flag", "true", "--x", "2", "rest")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "x=2 flag=true n=1"
+
+
+def test_help_of_a_recipe_run_from_elsewhere(tmp_path):
+    """A recipe cds into its own dir before parsing: --help still finds its header from a relative path."""
+    d = tmp_path / "egs" / "toy"
+    d.mkdir(parents=True)
+    (d / "run.sh").write_text(RECIPE.replace("set -euo pipefail\n", 'set -euo pipefail\ncd "$(dirname "$0")"\n'))
+    env = dict(os.environ, PATH=f"{UTILS}:{os.environ['PATH']}")
+    r = subprocess.run(["bash", "egs/toy/run.sh", "--help"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "Toy recipe: one line describing it." in r.stdout and "--train-config" in r.stdout

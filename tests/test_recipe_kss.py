@@ -11,6 +11,7 @@ import soundfile
 
 from local_models.bin import jdit_align, jdit_score, pwg_train, tts_synth
 from local_models.common.datadir import read_table
+from local_models.jdit import inference, metrics, report, vocoder
 from recipe_runner import run_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +31,7 @@ def test_tools_have_help():
 def test_duration_accuracy_hand_example():
     ref = {"a": np.array([3, 0, 5]), "b": np.array([2, 2])}
     hyp = {"a": np.array([2, 1, 5]), "b": np.array([4, 0])}
-    m = jdit_score.duration_accuracy(hyp, ref, "x")
+    m = metrics.duration_accuracy(hyp, ref, "x")
     # errors 1, 1, 0, 2, 2 -> MAE 6/5, within +-1: 3 of 5, one zero of 5
     assert m["mae_frames"] == pytest.approx(1.2) and m["within1"] == pytest.approx(0.6)
     assert m["zero_share"] == pytest.approx(0.2) and m["tokens"] == 5
@@ -38,76 +39,76 @@ def test_duration_accuracy_hand_example():
     assert m["boundary_mae_frames"] == pytest.approx(1.0) and m["boundary_within1"] == pytest.approx(2 / 3)
     assert m["boundary_signed_mean"] == pytest.approx(1 / 3) and "bias" not in m
     # per token type: signed errors k -1, +2; o +1; a 0, -2
-    m = jdit_score.duration_accuracy(hyp, ref, "x", {"a": ["k", "o", "a"], "b": ["k", "a"]})
+    m = metrics.duration_accuracy(hyp, ref, "x", {"a": ["k", "o", "a"], "b": ["k", "a"]})
     assert m["bias"] == {"k": [0.5, 2], "o": [1.0, 1], "a": [-1.0, 2]}
-    assert "`o` +1.0 (1), `a` -1.0 (2), `k` +0.5 (2)" in jdit_score.bias_line("test", m, min_count=1)
+    assert "`o` +1.0 (1), `a` -1.0 (2), `k` +0.5 (2)" in report.bias_line("test", m, min_count=1)
     # by transition class, with jamo tokens: a = [ᄀ ᅡ ᆫ] boundaries C>V -1, V>C 0; b = [ᄀ ᅡ] C>V +2
     jamo = {"a": ["ᄀ", "ᅡ", "ᆫ"], "b": ["ᄀ", "ᅡ"]}
-    m = jdit_score.duration_accuracy(hyp, ref, "x", jamo)
+    m = metrics.duration_accuracy(hyp, ref, "x", jamo)
     assert m["boundary_bias"] == {"C>V": [0.5, 2], "V>C": [0.0, 1]}
     assert m["bias"]["ᅡ"] == [-0.5, 2]
-    assert "C>V +0.50 (2), V>C +0.00 (1)." in jdit_score.bias_line("test", m, min_count=1)
-    assert [jdit_score.token_class(t) for t in ("ᄀ", "ᅡ", "ᆫ", "<space>", ".", "<pau>", "x")] == \
+    assert "C>V +0.50 (2), V>C +0.00 (1)." in report.bias_line("test", m, min_count=1)
+    assert [metrics.token_class(t) for t in ("ᄀ", "ᅡ", "ᆫ", "<space>", ".", "<pau>", "x")] == \
         ["C", "V", "C", "_", "P", "P", "?"]
     with pytest.raises(ValueError, match="utterance b: 3 durations for 2 tokens"):
-        jdit_score.duration_accuracy({"b": np.array([1, 1, 2])}, ref, "x")
+        metrics.duration_accuracy({"b": np.array([1, 1, 2])}, ref, "x")
     with pytest.raises(ValueError, match="no utterance in common"):
-        jdit_score.duration_accuracy({"c": np.array([1])}, ref, "x")
+        metrics.duration_accuracy({"c": np.array([1])}, ref, "x")
     with pytest.raises(ValueError, match="utterance b: 2 durations for 3 tokens in its text"):
-        jdit_score.duration_accuracy(hyp, ref, "x", {"a": ["k", "o", "a"], "b": ["k", "a", "n"]})
-    uni = jdit_score.uniform_durations({"a": np.array([3, 0, 5]), "c": np.array([7])})
+        metrics.duration_accuracy(hyp, ref, "x", {"a": ["k", "o", "a"], "b": ["k", "a", "n"]})
+    uni = metrics.uniform_durations({"a": np.array([3, 0, 5]), "c": np.array([7])})
     assert uni["a"].tolist() == [3, 2, 3] and uni["c"].tolist() == [7]
 
 
 def test_aligner_summary_names_the_transition_agent_deviation(tmp_path):
     (tmp_path / "config.yaml").write_text("tts_conf:\n  aligner_transition_agent: true\n  guided_attn_weight: 50.0\n")
-    assert "WITH the transition agent" in jdit_score.aligner_summary(tmp_path)
-    assert "guided attention weight 50.0" in jdit_score.aligner_summary(tmp_path)
+    assert "WITH the transition agent" in report.aligner_summary(tmp_path)
+    assert "guided attention weight 50.0" in report.aligner_summary(tmp_path)
     (tmp_path / "config.yaml").write_text("tts_conf:\n  aligner_transition_agent: false\n")
-    assert "as in the paper's Algorithm 1" in jdit_score.aligner_summary(tmp_path)
-    assert jdit_score.aligner_summary(tmp_path / "missing") == ""
+    assert "as in the paper's Algorithm 1" in report.aligner_summary(tmp_path)
+    assert report.aligner_summary(tmp_path / "missing") == ""
 
 
 def test_attention_failures_on_hand_made_paths():
     clean = np.array([0, 0, 1, 2, 2, 3, 5, 6, 7, 7, 8, 9])  # steps of at most 2, ends on the last token
-    assert jdit_score.attention_failures(clean, 10, False) == dict(skip=False, repeat=False, incomplete=False)
+    assert metrics.attention_failures(clean, 10, False) == dict(skip=False, repeat=False, incomplete=False)
     skip = np.array([0, 1, 2, 7, 8, 9])
-    assert jdit_score.attention_failures(skip, 10, False)["skip"]
+    assert metrics.attention_failures(skip, 10, False)["skip"]
     repeat = np.array([0, 1, 2, 3, 4, 5, 6, 1, 2, 3, 9])  # back to token 1 after reaching 6
-    f = jdit_score.attention_failures(repeat, 10, False)
+    f = metrics.attention_failures(repeat, 10, False)
     assert f["repeat"] and f["skip"]  # ... and the final jump 3 -> 9 skips
-    assert jdit_score.attention_failures(np.array([0, 1, 2, 3]), 10, False)["incomplete"]  # stopped early
-    assert jdit_score.attention_failures(clean, 10, True)["incomplete"]  # ran to the maximum length
+    assert metrics.attention_failures(np.array([0, 1, 2, 3]), 10, False)["incomplete"]  # stopped early
+    assert metrics.attention_failures(clean, 10, True)["incomplete"]  # ran to the maximum length
     # 4-D attention: the most focused head gives the path
     att = np.full((2, 2, 4, 3), 1 / 3)
     att[1, 0] = np.eye(3)[[0, 1, 1, 2]]
-    assert jdit_score.attention_path(att).tolist() == [0, 1, 1, 2]
+    assert metrics.attention_path(att).tolist() == [0, 1, 1, 2]
 
 
 def test_teacher_durations_drop_the_eos_entry():
     ref = {"a": np.array([1, 2])}
-    assert jdit_score.strip_eos({"a": np.array([1, 2, 1]), "b": np.array([3])}, ref)["a"].tolist() == [1, 2]
+    assert metrics.strip_eos({"a": np.array([1, 2, 1]), "b": np.array([3])}, ref)["a"].tolist() == [1, 2]
 
 
 def test_fbank_conf_errors(tmp_path):
     conf = tmp_path / "fbank.conf"
     conf.write_text("--sample-rate 22050\n--n-fft 1024\n--hop-length\n")
     with pytest.raises(ValueError, match=r"fbank.conf:3: expected '--key value'"):
-        tts_synth.read_fbank_conf(conf)
+        inference.read_fbank_conf(conf)
     conf.write_text("--sample-rate 22050\n--n-fft 1024\n")
     with pytest.raises(ValueError, match="no --hop-length"):
-        tts_synth.read_fbank_conf(conf)
-    assert tts_synth.read_fbank_conf(RECIPE / "conf" / "fbank.conf")["hop_length"] == "256"
+        inference.read_fbank_conf(conf)
+    assert inference.read_fbank_conf(RECIPE / "conf" / "fbank.conf")["hop_length"] == "256"
 
 
 def test_model_file_choice(tmp_path):
     with pytest.raises(FileNotFoundError, match="train it first"):
-        tts_synth.find_model_file(tmp_path)
+        inference.find_model_file(tmp_path)
     for name in ("2epoch.pth", "10epoch.pth", "9epoch.pth"):
         (tmp_path / name).write_bytes(b"")
-    assert tts_synth.find_model_file(tmp_path).name == "10epoch.pth"  # numeric, not lexical
+    assert inference.find_model_file(tmp_path).name == "10epoch.pth"  # numeric, not lexical
     (tmp_path / "valid.loss.best.pth").write_bytes(b"")
-    assert tts_synth.find_model_file(tmp_path).name == "valid.loss.best.pth"
+    assert inference.find_model_file(tmp_path).name == "valid.loss.best.pth"
 
 
 def test_gt_mel_griffin_lim_round_trip(tmp_path):
@@ -175,7 +176,7 @@ def test_pwg_train_checks_the_data(tmp_path):
     (tmp_path / "ck").mkdir()
     for n in ("checkpoint-20steps.pkl", "checkpoint-5steps.pkl", "checkpoint.pkl", "checkpoint-xsteps.pkl"):
         (tmp_path / "ck" / n).write_bytes(b"")
-    assert [n for n, _ in pwg_train.checkpoints(tmp_path / "ck")] == [5, 20]
+    assert [n for n, _ in vocoder.checkpoints(tmp_path / "ck")] == [5, 20]
 
 
 @needs_venv
@@ -187,14 +188,14 @@ def test_pwg_trains_resumes_and_vocodes(tmp_path):
     args = ["--config", conf, "--train-dir", str(tmp_path / "data"), "--valid-dir", str(tmp_path / "data"),
             "--verbose", "0", str(tmp_path / "exp")]
     pwg_train.main(["--max-steps", "2", *args])
-    assert [n for n, _ in pwg_train.checkpoints(tmp_path / "exp")] == [2]
+    assert [n for n, _ in vocoder.checkpoints(tmp_path / "exp")] == [2]
     pwg_train.main(["--max-steps", "3", *args])  # resumes from step 2
-    assert [n for n, _ in pwg_train.checkpoints(tmp_path / "exp")] == [2, 3]
+    assert [n for n, _ in vocoder.checkpoints(tmp_path / "exp")] == [2, 3]
     import torch
 
     assert torch.load(tmp_path / "exp/checkpoint.pkl", map_location="cpu")["steps"] == 3
     pwg_train.main(["--max-steps", "3", *args])  # nothing left to train
-    assert [n for n, _ in pwg_train.checkpoints(tmp_path / "exp")] == [2, 3]
+    assert [n for n, _ in vocoder.checkpoints(tmp_path / "exp")] == [2, 3]
     tts_synth.main(["--feats", str(tmp_path / "data/feats.scp"), "--fbank-conf", str(RECIPE / "conf/fbank.conf"),
                     "--vocoder", str(tmp_path / "exp/checkpoint.pkl"), str(tmp_path / "voc")])
     s = json.loads((tmp_path / "voc/synth.json").read_text())

@@ -80,7 +80,7 @@ def test_table2_seg_rnn_is_the_dev_best_grid_point(recipe):
 
 
 def test_paper_ordering_rule():
-    from local_models.bin.sad_score import paper_ordering
+    from local_models.sad.report import paper_ordering
 
     def sys_(**dcf):
         return {n: {"eval": {"dcf": v}} for n, v in dcf.items()}

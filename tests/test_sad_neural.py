@@ -52,6 +52,30 @@ def test_one_score_per_frame(name, T):
     assert probs.shape == (T,) and np.isfinite(probs).all() and ((probs >= 0) & (probs <= 1)).all()
 
 
+def test_training_masks_are_the_hand_written_ones():
+    """targets' masks come from ESPnet's make_non_pad_mask; the arange masks they replaced, for 1 <= length <= T."""
+    from local_models.sad.nets import non_pad_mask
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        B, T = int(rng.integers(1, 6)), int(rng.integers(1, 50))
+        lengths = torch.tensor(rng.integers(1, T + 1, size=B))
+        lengths[rng.integers(0, B)] = T
+        labels = torch.tensor(rng.integers(-1, 2, size=(B, T)), dtype=torch.float32)
+        mask = non_pad_mask(lengths, labels)
+        assert mask.dtype == torch.bool and mask.device == labels.device
+        assert torch.equal(mask, torch.arange(T)[None] < lengths[:, None])
+        for name in sorted(NETS):
+            net = NETS[name](**TINY, **({"seg_len": 5, "seg_shift": 2} if name == "seg_rnn" else {}))
+            target, valid = net.targets(labels, lengths)
+            if name != "seg_rnn":
+                assert torch.equal(valid, (torch.arange(T)[None] < lengths[:, None]) & (labels >= 0))
+            else:
+                M = target.shape[1]
+                seg_lengths = torch.tensor([num_segments(int(n), 5, 2) for n in lengths])
+                assert torch.equal(valid, torch.arange(M)[None] < seg_lengths[:, None])
+
+
 def test_chunked_front_end_equals_full():
     net = NETS["cnn1d"](**TINY).eval()
     x = torch.rand(1, 101, 257)

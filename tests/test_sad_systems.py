@@ -2,19 +2,17 @@
 import importlib.util
 import itertools
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile
 
+from local_models.common.viterbi import viterbi
 from local_models.sad.detectors import SHIFT, get_detector, hold_to_frames, n_frames
-from local_models.sad.statistical import (
-    track_noise_psd,
-    two_class_hmm,
-    viterbi,
-    viterbi_ring,
-)
+from local_models.sad.neural import hmm_smooth
+from local_models.sad.statistical import track_noise_psd, two_class_hmm, viterbi_ring
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "egs" / "fearless_steps" / "sad1"
@@ -63,13 +61,97 @@ def test_viterbi_equals_brute_force(seed):
                           brute_force_best_path(log_emis, np.log(trans), log_init))
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_ring_viterbi_equals_dense_viterbi(seed):
+# The hand-written Viterbis that librosa's core replaced (local_models/common/viterbi.py): slow references.
+def reference_viterbi(log_emis, log_trans, log_init):
+    T, S = log_emis.shape
+    back = np.zeros((T, S), dtype=np.int32)
+    delta = log_init + log_emis[0]
+    for t in range(1, T):
+        cand = delta[:, None] + log_trans
+        back[t] = np.argmax(cand, axis=0)
+        delta = cand[back[t], np.arange(S)] + log_emis[t]
+    path = np.empty(T, dtype=np.int32)
+    path[-1] = int(np.argmax(delta))
+    for t in range(T - 1, 0, -1):
+        path[t - 1] = back[t, path[t]]
+    return path
+
+
+def reference_viterbi_ring(log_emis, stay, log_init):
+    """Two predecessors per state (stay, or move on from the previous state of the ring), ties as argmax."""
+    T, S = log_emis.shape
+    ls, lm = float(np.log(stay)), float(np.log(1 - stay))
+    emis = log_emis.tolist()
+    delta = (log_init + log_emis[0]).tolist()
+    back = bytearray(T * S)  # 1: came from the previous state of the ring
+    for t in range(1, T):
+        row, new, base = emis[t], [0.0] * S, t * S
+        for i in range(S):
+            stayed, moved = delta[i] + ls, delta[i - 1] + lm
+            if moved > stayed or (i > 0 and moved == stayed):
+                new[i] = moved + row[i]
+                back[base + i] = 1
+            else:
+                new[i] = stayed + row[i]
+        delta = new
+    path = np.empty(T, dtype=np.int32)
+    state = int(np.argmax(delta))
+    for t in range(T - 1, -1, -1):
+        path[t] = state
+        if back[t * S + state]:
+            state = (state - 1) % S
+    return path
+
+
+def random_emissions(rng, T, S, kind):
+    if kind == "ties":  # few distinct values: many exact ties between paths
+        return rng.integers(-3, 1, size=(T, S)).astype(np.float64)
+    if kind == "wide":  # scores far apart (GMM log-likelihoods of long streams): > 708 nats between states
+        return rng.normal(size=(T, S)) * 400
+    if kind == "float32":
+        return (rng.normal(size=(T, S)) * 3).astype(np.float32)
+    return rng.normal(size=(T, S)) * 3
+
+
+@pytest.mark.parametrize("kind", ["normal", "ties", "wide", "float32"])
+@pytest.mark.parametrize("seed", range(4))
+def test_viterbi_equals_the_hand_written_one(seed, kind):
     rng = np.random.default_rng(seed)
-    log_trans, log_init = two_class_hmm(5, 0.9)
-    loglik = rng.normal(size=(400, 2)) * 3
-    emis = np.repeat(loglik, 5, axis=1)
-    assert np.array_equal(viterbi_ring(emis, 0.9, log_init), viterbi(emis, log_trans, log_init))
+    for _ in range(10):
+        S, T = int(rng.integers(1, 7)), int(rng.integers(1, 120))
+        trans = rng.dirichlet(np.ones(S), size=S) * (rng.random((S, S)) < 0.6)  # some forbidden transitions
+        trans[np.arange(S), rng.integers(0, S, size=S)] += 0.1
+        with np.errstate(divide="ignore"):
+            log_trans = np.log(trans / trans.sum(1, keepdims=True))
+            log_init = np.log(rng.dirichlet(np.ones(S)) * (rng.random(S) < 0.7))
+        log_init[rng.integers(0, S)] = np.log(0.5)
+        log_emis = random_emissions(rng, T, S, kind)
+        assert np.array_equal(viterbi(log_emis, log_trans, log_init), reference_viterbi(log_emis, log_trans, log_init))
+
+
+@pytest.mark.parametrize("kind", ["normal", "ties", "wide", "float32"])
+@pytest.mark.parametrize("seed", range(4))
+def test_ring_viterbi_equals_the_hand_written_ones(seed, kind):
+    rng = np.random.default_rng(seed)
+    for states, stay, T in ((5, 0.9, 400), (1, 0.9, 50), (3, float(rng.uniform(0.5, 0.99)), 300)):
+        log_trans, log_init = two_class_hmm(states, stay)
+        emis = np.repeat(random_emissions(rng, T, 2, kind), states, axis=1)  # states of a class share emissions
+        got = viterbi_ring(emis, stay, log_init)
+        assert got.dtype == np.int32
+        assert np.array_equal(got, reference_viterbi_ring(emis, stay, log_init))
+        assert np.array_equal(got, reference_viterbi(emis, log_trans, log_init))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_hmm_smoothing_of_posteriors_is_unchanged(seed):
+    rng = np.random.default_rng(seed)
+    post = np.clip(rng.beta(0.5, 0.5, size=3000) + rng.normal(0, 0.1, 3000), 0, 1).astype(np.float32)
+    for th in (0.02, 0.5, 0.9):
+        p = np.clip(post.astype(np.float64), 1e-6, 1 - 1e-6)
+        bias = np.log(th) - np.log1p(-th)  # as hmm_smooth computes it
+        emis = np.repeat(np.stack([np.log1p(-p), np.log(p) - bias], 1), 5, axis=1)
+        _, log_init = two_class_hmm(5, 0.9)
+        assert np.array_equal(hmm_smooth(post, th), reference_viterbi_ring(emis, 0.9, log_init) >= 5)
 
 
 def test_hmm_chains_enforce_minimum_duration():
@@ -177,7 +259,7 @@ def test_sad_decode_names_missing_audio(tmp_path):
     d = tmp_path / "d"
     d.mkdir()
     (d / "wav.scp").write_text("rec1 /nonexistent/rec1.wav\n")
-    proc = subprocess.run([ROOT / "utils" / "sad_decode", "--system", "energy", str(d), str(tmp_path / "out")],
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "local_models.bin.sad_decode", "--system", "energy", str(d),
+                           str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 1 and "/nonexistent/rec1.wav" in proc.stderr and "wav.scp" in proc.stderr
     assert not (tmp_path / "out" / "scores.scp").exists()

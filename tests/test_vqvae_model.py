@@ -1,9 +1,10 @@
 """Transformer / conv VQ-VAE parts (paper 003): EMA codebook, jitter, strides, losses, inverter."""
 import pytest
 import torch
+from espnet.nets.pytorch_backend.nets_utils import make_pad_mask
 
 from local_models.vqvae.model import (STRIDE, CodebookInverter, EMACodebook, build_vqvae, temporal_jitter,
-                                      utterance_mvn, lengths_to_mask)
+                                      utterance_mvn)
 
 
 def test_ema_update_matches_hand_computation():
@@ -45,6 +46,19 @@ def test_ema_smoothing_keeps_unused_codes_finite():
     assert torch.isfinite(cb.embed).all()
 
 
+def test_espnet_masks_equal_the_replaced_hand_written_ones():
+    """model.py / task.py use ~make_pad_mask(lengths, maxlen=T) where a hand-written lengths_to_mask
+    (arange(T) < length) was: same values, dtype and device for lengths 1..T (every length the models pass)."""
+    g = torch.Generator().manual_seed(0)
+    for _ in range(50):
+        B = int(torch.randint(1, 6, (1,), generator=g))
+        lengths = torch.randint(1, 40, (B,), generator=g)
+        T = int(lengths.max()) + int(torch.randint(0, 5, (1,), generator=g))
+        old = torch.arange(T, device=lengths.device)[None, :] < lengths[:, None]
+        new = ~make_pad_mask(lengths, maxlen=T)
+        assert new.dtype == old.dtype == torch.bool and new.device == lengths.device and torch.equal(new, old)
+
+
 def test_jitter_takes_codes_from_neighbours_only():
     g = torch.Generator().manual_seed(0)
     codes = torch.arange(200).repeat(8, 1)  # every position has a distinct code
@@ -52,7 +66,7 @@ def test_jitter_takes_codes_from_neighbours_only():
     out = temporal_jitter(codes, lengths, 0.3, generator=g)
     shift = out - codes
     assert set(shift.unique().tolist()) <= {-1, 0, 1}
-    valid = lengths_to_mask(lengths, 200)
+    valid = ~make_pad_mask(lengths, maxlen=200)
     assert (shift[:, 0] != -1).all()  # no left neighbour for the first frame
     last = lengths - 1
     assert (shift[torch.arange(8), last] != 1).all()  # never beyond the utterance end

@@ -3,7 +3,7 @@ import statistics
 
 import pytest
 
-from local_models.bin.vqvae_score import add_seed_stats, claims, seed_groups
+from local_models.vqvae.report import add_seed_stats, claims, seed_groups
 
 
 def _m(abx, bitrate=150.0):
@@ -68,7 +68,7 @@ def test_claim_compares_seed_means_and_flags_noise():
 def test_welch_matches_scipy_on_the_raw_seeds():
     from scipy import stats
 
-    from local_models.bin.vqvae_score import welch
+    from local_models.vqvae.report import welch
 
     a, b = [22.5, 24.24, 18.28, 24.52, 24.65], [26.04, 19.46, 23.25, 24.57, 25.0, 21.2]
     diff, (lo, hi), t, df, p = welch(statistics.mean(a), statistics.stdev(a), len(a),
@@ -167,7 +167,7 @@ def test_run_sh_defaults_replicate_both_sides_of_the_check():
 
 
 def test_plot_points_put_replicated_systems_at_their_seed_mean(tmp_path):
-    from local_models.bin.vqvae_score import plot, plot_points
+    from local_models.vqvae.report import plot, plot_points
 
     scored = {"trf_mfcc_k128": _m(30.0, 140), "trf_mfcc_k128_seed1": _m(34.0, 120), "conv_mfcc_k256": _m(28.0, 170)}
     add_seed_stats(scored, ["test"])
@@ -184,7 +184,7 @@ def test_plot_points_put_replicated_systems_at_their_seed_mean(tmp_path):
 
 
 def test_results_md_says_an_ordering_inside_the_noise_is_no_reproduction(tmp_path):
-    from local_models.bin.vqvae_score import write_md
+    from local_models.vqvae.report import write_md
 
     scored = {**_seeds("trf_mfcc_k128", [27.0, 33.0]), **_seeds("conv_mfcc_k256", [31.0, 31.0])}
     add_seed_stats(scored, ["test"])
@@ -200,7 +200,7 @@ def test_results_md_says_an_ordering_inside_the_noise_is_no_reproduction(tmp_pat
 
 
 def test_close_points_put_their_labels_on_opposite_sides():
-    from local_models.bin.vqvae_score import label_above
+    from local_models.vqvae.report import label_above
 
     pts = [("conv_k256", 189.0, 23.5, 3.4, 15), ("trf_k256", 190.7, 23.8, 2.2, 15), ("trf_k64", 139.0, 27.8, None, 1)]
     assert label_above(pts, 190.7, 23.8) and not label_above(pts, 189.0, 23.5)  # the higher one's label on top

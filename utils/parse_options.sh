@@ -21,6 +21,10 @@
 # Errors print "<script>: ..." to stderr and exit 1.
 
 __po_prog=$(basename -- "$0")
+# the script's file for --help: recipes `cd "$(dirname "$0")"` before sourcing this, so a relative $0 such as
+# egs/kss/tts1/run.sh no longer names it; then it is ./run.sh
+__po_file=$0
+[ -f "${__po_file}" ] || __po_file=./${__po_prog}
 
 __po_die() {
     echo "${__po_prog}: $*" >&2
@@ -30,7 +34,7 @@ __po_die() {
 
 __po_help() {
     local line name var in_header=1 n=0 shown=" "
-    if [ -f "$0" ]; then
+    if [ -f "${__po_file}" ]; then
         # Header: the comment block after the shebang (first line).
         while IFS= read -r line || [ -n "${line}" ]; do
             n=$((n + 1))
@@ -44,7 +48,7 @@ __po_help() {
             else
                 break
             fi
-        done < "$0"
+        done < "${__po_file}"
         echo
         echo "Usage: ${__po_prog} [options] [args...]"
         echo "Options:"
@@ -65,7 +69,7 @@ __po_help() {
                     printf "  --%-24s # default: ''\n" "${name}"
                 fi
             fi
-        done < "$0"
+        done < "${__po_file}"
     else
         echo "Usage: ${__po_prog} [options] [args...]"
     fi
@@ -154,6 +158,6 @@ while [ $# -gt 0 ]; do
     printf -v "${__po_name}" '%s' "${__po_val}"
 done
 
-unset __po_opt __po_val __po_name __po_old __po_prog
+unset __po_opt __po_val __po_name __po_old __po_prog __po_file
 unset -f __po_die __po_help
 true

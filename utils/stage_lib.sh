@@ -118,3 +118,40 @@ espnet_train() {
         python -m "local_models.bin.${tool}" --ngpu "${ngpu}" ${ddp_opts} --seed "${seed}" --resume true \
             --output_dir "${out}" "$@" ${train_args}
 }
+
+# ---- job backends (cmd.sh). A recipe's cmd.sh names its Slurm resources and calls this once:
+#   cmd_setup --train "--mem 16G --time 24:00:00" --cuda "--mem 32G --time 24:00:00" --decode "--mem 4G --time 4:00:00"
+# It exports train_cmd / cuda_cmd / decode_cmd for ${cmd_backend} (local: processes on this machine, resources
+# ignored; slurm: sbatch arrays with those resources). Use: ${train_cmd} JOB=1:N <log> <command> (`launch --help`).
+cmd_setup() {
+    local train="" cuda="" decode=""
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --train) train=$2 ;; --cuda) cuda=$2 ;; --decode) decode=$2 ;;
+            *) echo "cmd_setup: unknown option '$1' (--train, --cuda, --decode)" >&2; return 1 ;;
+        esac
+        shift 2
+    done
+    cmd_backend=${cmd_backend:-local}
+    case "${cmd_backend}" in
+        local) export train_cmd="launch --backend local" cuda_cmd="launch --backend local" \
+                      decode_cmd="launch --backend local" ;;
+        slurm) export train_cmd="launch --backend slurm ${train}" cuda_cmd="launch --backend slurm ${cuda}" \
+                      decode_cmd="launch --backend slurm ${decode}" ;;
+        *) echo "cmd.sh: unknown cmd_backend '${cmd_backend}' (local or slurm)" >&2; return 1 ;;
+    esac
+}
+
+# up_to_date OUT IN...: OUT exists and is newer than every IN (a stage skips work whose inputs have not changed).
+up_to_date() {
+    local out=$1 f; shift
+    [ -e "${out}" ] || return 1
+    for f in "$@"; do [ "${out}" -nt "${f}" ] || return 1; done
+}
+
+# corpus_name VAR NAME: NAME when ./db.sh points VAR at a real corpus, else "mini" (the built-in mini corpus).
+corpus_name() {
+    local where
+    where=$(. ./db.sh; eval "echo \"\${$1:-}\"")
+    if [ -n "${where}" ]; then echo "$2"; else echo mini; fi
+}

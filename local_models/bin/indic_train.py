@@ -2,7 +2,7 @@
 `python -m local_models.bin.indic_train <espnet args>`.
 
 Imports local_models.multisoftmax.task so that its model registry exists in this process and in every
-process ESPnet spawns (DESIGN.md section 3). All options are ESPnet's (`--help`)."""
+process ESPnet spawns (docs/espnet2.md). All options are ESPnet's (`--help`)."""
 from local_models.multisoftmax.task import TransducerTask
 
 

@@ -2,7 +2,7 @@
 `python -m local_models.bin.jdit_inference --train_config exp/x/config.yaml --model_file exp/x/valid.loss.best.pth
 --data_path_and_name_and_type data/test/text_phn,text,text --output_dir exp/x/decode_test`.
 
-Imports local_models.jdit.task first so that `tts: jdit` in config.yaml can be built (DESIGN.md section 3).
+Imports local_models.jdit.task first so that `tts: jdit` in config.yaml can be built (docs/espnet2.md).
 All options are espnet2.bin.tts_inference's (`--help`), plus the spelling --model-file of its --model_file, as
 the recipe's other decoding tools take it. --ngpu is checked first: `--ngpu 1` without a GPU is a clear error
 (ESPnet would fail deep inside torch); any N >= 1 decodes on one GPU, as the other tools do."""

@@ -2,7 +2,7 @@
 `python -m local_models.bin.jdit_train <espnet2 tts args>`.
 
 Imports local_models.jdit.task so that `tts: jdit` is a known model in this process and in every process
-ESPnet spawns (DESIGN.md section 3); see that module for the data options of precomputed features.
+ESPnet spawns (docs/espnet2.md); see that module for the data options of precomputed features.
 All options are ESPnet2's TTSTask ones (`--help`)."""
 from local_models.jdit.task import JDITTask
 

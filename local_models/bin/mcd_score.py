@@ -10,39 +10,10 @@ Utterances in both are scored; HYP keys missing from REF are an error, REF keys 
 Prints the frame-pooled and per-utterance-mean figures; --json / --per-utt write them (atomically).
 """
 import argparse
-import json
-import math
 import sys
-from pathlib import Path
 
-from local_models.common.audio import AudioError, load_audio
-from local_models.common.datadir import DataDirError, atomic_open, read_table
-from local_models.common.mcd import SALAD_ORDER, default_order, mcd_wavs, pool
-
-AUDIO_EXTS = (".wav", ".flac")
-PER_UTT_COLUMNS = ("mcd_db", "frames", "ref_frames", "hyp_frames", "lf0_rmse", "f0_rmse_hz", "vuv_error",
-                   "voiced_frames")
-
-
-def read_source(src: str) -> dict:
-    """{utt: wav.scp entry} from a wav.scp or a directory of audio files."""
-    p = Path(src)
-    if p.is_dir():
-        files = sorted(f for f in p.iterdir() if f.suffix.lower() in AUDIO_EXTS and f.is_file())
-        out = {}
-        for f in files:
-            if f.stem in out:
-                raise ValueError(f"{src}: two audio files for utterance '{f.stem}'")
-            out[f.stem] = str(f)
-        if not out:
-            raise ValueError(f"{src}: no {'/'.join(AUDIO_EXTS)} files")
-        return out
-    return read_table(p)
-
-
-def _names(keys, limit=10):
-    keys = sorted(keys)
-    return ", ".join(keys[:limit]) + (f" ... (+{len(keys) - limit} more)" if len(keys) > limit else "")
+from local_models.common.datadir import DataDirError
+from local_models.common.mcd import score_sources, summary_lines, write_reports
 
 
 def get_parser():
@@ -71,74 +42,16 @@ def get_parser():
 
 def main(argv=None):
     args = get_parser().parse_args(argv)
-    from pysptk.util import mcepalpha
-    from tqdm import tqdm
-
+    analysis = {"shift_ms": args.shift_ms, "alpha": args.alpha, "f0_method": args.f0_method,
+                "f0_floor": args.f0_floor, "f0_ceil": args.f0_ceil}
     try:
-        ref, hyp = read_source(args.ref), read_source(args.hyp)
-        extra = set(hyp) - set(ref)
-        if extra:
-            raise ValueError(f"{len(extra)} hypothesis utterance(s) not in the reference {args.ref}: {_names(extra)}")
-        utts = [u for u in ref if u in hyp]
-        skipped = len(ref) - len(utts)
-        if not utts:
-            raise ValueError("no utterance in both reference and hypothesis")
-        if skipped:
-            print(f"mcd_score: skipping {skipped} of {len(ref)} reference utterance(s) with no hypothesis",
-                  file=sys.stderr)
-        analysis = {"shift_ms": args.shift_ms, "alpha": args.alpha, "f0_method": args.f0_method,
-                    "f0_floor": args.f0_floor, "f0_ceil": args.f0_ceil}
-        per_utt, rates = {}, set()
-        for utt in tqdm(utts, desc="mcd", unit="utt", file=sys.stderr, disable=None):
-            try:
-                rw, rsr = load_audio(ref[utt], args.sample_rate)
-                hw, hsr = load_audio(hyp[utt], args.sample_rate)
-                per_utt[utt] = mcd_wavs(rw, hw, rsr, hsr, dtw=args.dtw, order=args.order,
-                                        include_c0=args.include_c0, **analysis)
-            except (AudioError, ValueError) as e:
-                raise ValueError(f"utterance '{utt}': {e}") from None
-            rates.add(rsr)
-        corpus = pool(per_utt)
-        # Record the settings actually used (the per-rate defaults resolved), so RESULTS.md can quote them.
-        settings = {"variant": "dtw" if args.dtw else "duration-aligned",
-                    "include_c0": (not args.dtw) if args.include_c0 is None else args.include_c0,
-                    "sample_rates": sorted(rates), **analysis,
-                    "order": sorted({args.order or (default_order(sr) if args.dtw else SALAD_ORDER) for sr in rates}),
-                    "alpha": sorted({round(args.alpha or mcepalpha(sr), 4) for sr in rates}),
-                    "dims_scored": sorted({r["dims"] for r in per_utt.values()})}
-        out = {"ref": args.ref, "hyp": args.hyp, "utterances_scored": len(utts),
-               "ref_utterances_skipped": skipped, "settings": settings, **corpus, "per_utt": per_utt}
-        print(f"MCD ({settings['variant']}): {corpus['mcd_db_frame_pooled']:.3f} dB frame-pooled, "
-              f"{corpus['mcd_db_utt_mean']:.3f} dB utterance mean  ({len(utts)} utts, {corpus['frames']} frames"
-              f"{f', {skipped} skipped' if skipped else ''})")
-        print(f"log-F0 RMSE {corpus['lf0_rmse_frame_pooled']:.4f} (frame-pooled), V/UV error "
-              f"{100 * corpus['vuv_error_frame_pooled']:.2f} %")
-        if args.json:
-            with atomic_open(args.json) as f:
-                # NaN (no voiced overlap) is not JSON: write null.
-                json.dump(_nan_to_none(out), f, indent=1)
-                f.write("\n")
-        if args.per_utt:
-            with atomic_open(args.per_utt) as f:
-                f.write("utt\t" + "\t".join(PER_UTT_COLUMNS) + "\n")
-                for utt, r in per_utt.items():
-                    f.write(utt + "\t" + "\t".join(_fmt(r[c]) for c in PER_UTT_COLUMNS) + "\n")
+        out = score_sources(args.ref, args.hyp, args.dtw, args.order, args.include_c0, args.sample_rate, **analysis)
+        print("\n".join(summary_lines(out)))
+        write_reports(out, args.json, args.per_utt)
     except (DataDirError, ValueError, OSError) as e:
         print(f"mcd_score: error: {e}", file=sys.stderr)
         return 1
     return 0
-
-
-def _fmt(v):
-    return str(v) if isinstance(v, int) else f"{v:.4f}"
-
-
-def _nan_to_none(o):
-    if isinstance(o, dict):
-        return {k: _nan_to_none(v) for k, v in o.items()}
-    if isinstance(o, float) and math.isnan(o):
-        return None
-    return o
 
 
 if __name__ == "__main__":

@@ -11,13 +11,9 @@ OUTDIR/checkpoint.pkl (a copy of the last checkpoint; OUTDIR/config.yml beside i
 `parallel_wavegan.utils.load_model` expects). Seeded: the same run gives the same vocoder.
 """
 import argparse
-import os
-import re
-import shutil
 import sys
-from pathlib import Path
 
-import local_models.common.compat  # noqa: F401  (scipy.signal.kaiser for parallel_wavegan)
+from local_models.jdit.vocoder import load_config, select_training_device, train
 
 
 def get_parser():
@@ -37,108 +33,12 @@ def get_parser():
     return p
 
 
-def checkpoints(outdir: Path) -> list:
-    """(steps, path) of OUTDIR/checkpoint-<N>steps.pkl, oldest first."""
-    found = []
-    for f in outdir.glob("checkpoint-*steps.pkl"):
-        m = re.fullmatch(r"checkpoint-(\d+)steps\.pkl", f.name)
-        if m:
-            found.append((int(m.group(1)), f))
-    return sorted(found)
-
-
-def check_data(config: dict, data_dir: Path) -> None:
-    """Sampling rate and mel dimension of the first entries against the config (clear errors, file:line)."""
-    import kaldiio
-
-    for name in ("wav.scp", "feats.scp"):
-        if not (data_dir / name).is_file():
-            raise FileNotFoundError(f"{data_dir / name}: missing (the vocoder trains on wav.scp + feats.scp)")
-    wavs = kaldiio.load_scp(str(data_dir / "wav.scp"))
-    feats = kaldiio.load_scp(str(data_dir / "feats.scp"))
-    utt = next(iter(feats.keys()))
-    if utt not in wavs:
-        raise ValueError(f"{data_dir / 'feats.scp'}:1: utterance {utt} has no entry in {data_dir / 'wav.scp'}")
-    rate, _ = wavs[utt]
-    if rate != config["sampling_rate"]:
-        raise ValueError(f"{data_dir / 'wav.scp'}: {utt} is {rate} Hz, the vocoder config says "
-                         f"sampling_rate {config['sampling_rate']}")
-    dim = feats[utt].shape[1]
-    if dim != config["num_mels"]:
-        raise ValueError(f"{data_dir / 'feats.scp'}:1: {utt} has {dim}-dim features, the vocoder config says "
-                         f"num_mels {config['num_mels']}")
-    if config["generator_params"].get("aux_channels", dim) != dim:
-        raise ValueError(f"vocoder config: generator_params.aux_channels "
-                         f"{config['generator_params']['aux_channels']} != num_mels {dim}")
-
-
-def load_config(path, max_steps=None) -> dict:
-    import yaml
-
-    with open(path) as f:
-        config = yaml.safe_load(f)
-    if max_steps is not None:
-        if max_steps < 1:
-            raise ValueError(f"--max-steps {max_steps}: must be >= 1")
-        config["train_max_steps"] = max_steps
-        for k in ("save_interval_steps", "eval_interval_steps", "log_interval_steps"):
-            config[k] = min(config[k], max_steps)
-    return config
-
-
-def train(args) -> Path:
-    import numpy as np
-    import torch
-    import yaml
-    from parallel_wavegan.bin import train as pwg
-
-    outdir = Path(args.outdir)
-    config = load_config(args.config, args.max_steps)
-    for d in (args.train_dir, args.valid_dir):
-        check_data(config, Path(d))
-    done = checkpoints(outdir)
-    final = outdir / "checkpoint.pkl"
-    if done and done[-1][0] >= config["train_max_steps"]:
-        print(f"pwg_train: {done[-1][1]} already reached train_max_steps {config['train_max_steps']}")
-    else:
-        outdir.mkdir(parents=True, exist_ok=True)
-        conf_in = outdir / "config.input.yaml"  # the config as trained (with --max-steps applied)
-        with open(conf_in, "w") as f:
-            yaml.safe_dump(config, f, sort_keys=False)
-        argv = ["--config", str(conf_in), "--outdir", str(outdir), "--verbose", str(args.verbose),
-                "--train-wav-scp", f"{args.train_dir}/wav.scp", "--train-feats-scp", f"{args.train_dir}/feats.scp",
-                "--dev-wav-scp", f"{args.valid_dir}/wav.scp", "--dev-feats-scp", f"{args.valid_dir}/feats.scp"]
-        if done:
-            argv += ["--resume", str(done[-1][1])]
-            print(f"pwg_train: resuming from {done[-1][1]}")
-        np.random.seed(args.seed)  # the trainer's random windows (np.random) and batch order (torch)
-        torch.manual_seed(args.seed)
-        old_argv = sys.argv
-        sys.argv = ["parallel-wavegan-train", *argv]
-        try:
-            pwg.main()
-        finally:
-            sys.argv = old_argv
-        done = checkpoints(outdir)
-        if not done:
-            raise RuntimeError(f"{outdir}: the trainer wrote no checkpoint")
-    tmp = final.with_suffix(".pkl.tmp")
-    shutil.copyfile(done[-1][1], tmp)
-    tmp.replace(final)
-    return final
-
-
 def main(argv=None):
     args = get_parser().parse_args(argv)
-    if args.ngpu == 0:
-        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # the trainer picks cuda whenever it sees one; before torch loads it
-    else:
-        import torch
-
-        if not torch.cuda.is_available():
-            sys.exit("pwg_train: --ngpu 1 but torch.cuda.is_available() is False")
     try:
-        final = train(args)
+        select_training_device(args.ngpu)  # before torch is loaded
+        config = load_config(args.config, args.max_steps)
+        final = train(args.outdir, config, args.train_dir, args.valid_dir, args.seed, args.verbose)
     except (ValueError, OSError) as e:
         sys.exit(f"pwg_train: {e}")
     print(f"pwg_train: vocoder -> {final}")

@@ -1,18 +1,14 @@
 """Run a SAD system over every recording of a data dir; write 10 ms frame scores and the RTF."""
 import argparse
-import json
 import sys
-import time
-from pathlib import Path
 
 import torch
-from tqdm import tqdm
 
-from local_models.common.audio import AudioError, iter_utterances
-from local_models.common.datadir import DataDirError, atomic_open, read_table, write_table
+from local_models.common.audio import AudioError
+from local_models.common.datadir import DataDirError
 from local_models.common.device import add_ngpu_option, device_of
-from local_models.common.features import shard_writer
-from local_models.sad.detectors import DETECTORS, NEURAL_SYSTEMS, get_detector
+from local_models.sad.detectors import DETECTORS, NEURAL_SYSTEMS
+from local_models.sad.inference import decode_data_dir, make_detector
 
 
 def get_parser():
@@ -44,41 +40,18 @@ def main(argv=None):
     except ValueError as e:
         print(f"sad_decode: {e}", file=sys.stderr)
         return 2
-    neural = args.system in NEURAL_SYSTEMS
-    if not neural:
+    if args.system not in NEURAL_SYSTEMS:
         device = torch.device("cpu")  # numpy / webrtcvad / silero on the CPU
-    opts = dict(device=str(device), model_file=args.model_file) if neural else {}
     try:
-        detector = get_detector(args.system, **opts, **({"model_dir": args.model_dir} if args.model_dir else {}))
+        detector = make_detector(args.system, device, args.model_dir, args.model_file)
     except TypeError:
         print(f"sad_decode: --model-dir applies to the neural systems only, not '{args.system}'", file=sys.stderr)
         return 2
-    out = Path(args.out_dir)
-    audio_s = proc_s = 0.0
-    durations = {}
     try:
-        n = len(read_table(Path(args.data_dir) / "wav.scp"))
-        with shard_writer(out / "scores") as scores:
-            for rec, wave, sr in tqdm(iter_utterances(args.data_dir, args.sample_rate), total=n,
-                                      desc=f"sad_decode {args.system}", disable=None, mininterval=5):
-                if wave.size == 0:
-                    raise AudioError(f"{args.data_dir}/wav.scp: '{rec}' has no samples")
-                t0 = time.perf_counter()
-                frame_scores = detector.scores(wave, sr)
-                # the decision (threshold + HMM Viterbi / median / segment OR) is part of a system's cost:
-                # timed here at the default threshold; the tuned one is applied by sad_segments
-                detector.decide(frame_scores)
-                proc_s += time.perf_counter() - t0
-                scores[rec] = frame_scores.reshape(-1, 1)
-                audio_s += len(wave) / sr
-                durations[rec] = f"{len(wave) / sr:.3f}"
+        audio_s, proc_s = decode_data_dir(detector, args.system, args.data_dir, args.out_dir, args.sample_rate, device)
     except (DataDirError, AudioError, ValueError, OSError) as e:
         print(f"sad_decode: {e}", file=sys.stderr)
         return 1
-    write_table(out / "reco2dur", durations)
-    with atomic_open(out / "rtf.json") as f:
-        json.dump({"system": args.system, "audio_s": audio_s, "proc_s": proc_s, "rtf": proc_s / audio_s,
-                   "threads": torch.get_num_threads(), "device": str(device)}, f, indent=1)
     where = "1 thread" if device.type == "cpu" else str(device)
     print(f"sad_decode: {args.system}: {audio_s:.0f} s of audio, RTF {proc_s / audio_s:.4f} ({where})", file=sys.stderr)
     return 0

@@ -3,13 +3,8 @@ import argparse
 import sys
 from pathlib import Path
 
-import kaldiio
-import numpy as np
-
-from local_models.common.datadir import DataDirError, atomic_open, write_table
-from local_models.common.features import shard_writer
-from local_models.sad.detectors import SHIFT
-from local_models.sad.labels import load_reference, to_mask
+from local_models.common.datadir import DataDirError
+from local_models.sad.chunks import make_chunks
 
 
 def get_parser():
@@ -35,43 +30,14 @@ def get_parser():
 
 def main(argv=None):
     args = get_parser().parse_args(argv)
-    out = Path(args.out_dir)
-    rng = np.random.default_rng(args.seed)
-    C = args.chunk_frames
-    shapes = {}
     try:
-        ref = load_reference(args.data_dir)
-        if not ref:
-            raise DataDirError(args.data_dir, None, "no reference (ref.rttm or ref_segments): cannot label chunks")
-        with shard_writer(out / "feats") as feats, shard_writer(out / "labels") as labels:
-            for rec, mat in kaldiio.load_scp_sequential(args.feats_scp):
-                mat = np.asarray(mat, dtype=np.float32)
-                T = mat.shape[0]
-                lab = to_mask(ref.get(rec, []), T, SHIFT).astype(np.float32)
-                if T <= C:
-                    starts = [0]
-                else:
-                    n = max(1, int(round(T / C * args.chunks_per_frame_span)))
-                    starts = sorted(set(int(s) for s in rng.integers(0, T - C + 1, size=n)))
-                for s in starts:
-                    key = f"{rec}-{s:07d}"
-                    feats[key] = mat[s: s + C]
-                    labels[key] = lab[s: s + C]
-                    shapes[key] = feats[key].shape
-        if not shapes:
-            raise DataDirError(args.feats_scp, None, "no recordings")
-        write_table(out / "utt2num_frames", {k: v[0] for k, v in shapes.items()})
-        order = list(shapes)
-        rng.shuffle(order)
-        with atomic_open(out / "feats_shape") as f:
-            f.writelines(f"{k} {shapes[k][0]},{shapes[k][1]}\n" for k in order)
-        with atomic_open(out / "labels_shape") as f:
-            f.writelines(f"{k} {shapes[k][0]}\n" for k in order)
+        n, speech = make_chunks(args.feats_scp, args.data_dir, args.out_dir, args.chunk_frames,
+                                args.chunks_per_frame_span, args.seed)
     except (DataDirError, OSError, ValueError) as e:
         print(f"sad_make_chunks: {e}", file=sys.stderr)
         return 1
-    speech = np.mean([labels[k].mean() for k in labels]) if shapes else 0
-    print(f"sad_make_chunks: {len(shapes)} chunks of {C} frames -> {out} (speech {100 * speech:.1f} %)", file=sys.stderr)
+    print(f"sad_make_chunks: {n} chunks of {args.chunk_frames} frames -> {Path(args.out_dir)} (speech {100 * speech:.1f} %)",
+          file=sys.stderr)
     return 0
 
 

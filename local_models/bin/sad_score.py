@@ -1,232 +1,14 @@
 """Score SAD systems against the reference and write exp/results.json, RESULTS.md and the plots."""
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
-from local_models.common import gpu_report
-from local_models.common.datadir import DataDirError, atomic_open
-from local_models.common.results import update_results
-from local_models.sad.decisions import PRIMARY_COLLAR, load_durations
-from local_models.sad.labels import load_reference, read_rttm
-from local_models.sad.metrics import score
-
-# Paper Table 2 (%, dev F1/P/R/DCF, eval DCF) and Table 3 (RTF), keyed by our system names.
-PAPER_TABLE2 = {
-    "stat_sad": ("Stat. SAD", 94.32, 90.94, 97.97, 2.98, 4.60),
-    "cnn_hmm": ("CNN + HMM", 97.91, 96.83, 99.02, 1.42, 2.45),
-    "rnn_hmm": ("RNN + HMM", 97.84, 96.85, 98.85, 1.54, 2.17),
-    "seg_rnn": ("Seg. RNN", 98.62, 97.42, 99.85, 0.81, 1.19),
-    # stage 7's dev-best (L, S) when it is not the training config's; the paper's row is its own dev-best (50, 10 ms)
-    "seg_rnn_devbest": ("Seg. RNN, dev-best (L, S) of Fig. 7", 98.62, 97.42, 99.85, 0.81, 1.19),
-    "cnn_median": ("CNN + median filter (Fig. 6 only)", None, None, None, None, None),
-    "rnn_median": ("RNN + median filter (Fig. 6 only)", None, None, None, None, None),
-    "majority_vote": ("Majority vote", None, None, None, None, 1.07),
-    "energy": ("Baseline (challenge GMM; ours: energy threshold)", None, None, None, 12.50, 13.60),
-    "webrtcvad": ("webrtcvad (not in paper)", None, None, None, None, None),
-    "silero_vad": ("silero-vad (not in paper)", None, None, None, None, None),
-}
-PAPER_RTF = {"stat_sad": 0.00472, "cnn_hmm": 0.0119, "seg_rnn": 0.0445}
+from local_models.common.datadir import DataDirError
+from local_models.sad import report
 
 
-def pct(x):
-    return "–" if x is None else f"{100 * x:.2f}"
-
-
-def paper(x):
-    return "–" if x is None else f"{x:.2f}"
-
-
-def score_system(exp: Path, system: str, sets, data: Path):
-    out = {}
-    for s in sets:
-        dec = exp / system / f"decode_{s}"
-        ref = load_reference(data / s)
-        if not ref or not (dec / "hyp.rttm").is_file():
-            continue
-        hyp, durs = read_rttm(dec / "hyp.rttm"), load_durations(dec)
-        with_collar = score(ref, hyp, durs, PRIMARY_COLLAR)
-        no_collar = score(ref, hyp, durs, 0.0)
-        r = with_collar["pooled"]
-        out[s] = {"dcf": r["dcf"], "f1": r["f1"], "precision": r["precision"], "recall": r["recall"],
-                  "p_miss": r["p_miss"], "p_fa": r["p_fa"], "dcf_per_file": with_collar["per_file"]["dcf"],
-                  "dcf_no_collar": no_collar["pooled"]["dcf"], "f1_no_collar": no_collar["pooled"]["f1"]}
-    rtf_files = [exp / system / f"decode_{s}" / "rtf.json" for s in sets]
-    rtfs = [json.loads(f.read_text()) for f in rtf_files if f.is_file()]
-    if rtfs:
-        out["rtf"] = sum(r["proc_s"] for r in rtfs) / sum(r["audio_s"] for r in rtfs)
-        out["threads"] = rtfs[0]["threads"]
-    th = exp / system / "threshold"
-    if th.is_file():
-        out["threshold"] = float(th.read_text())
-    return out
-
-
-def plot_sweeps(exp: Path, systems, path: Path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 4, figsize=(17, 3.6))
-    drawn = 0
-    for ax, name in zip(axes[:3], ("energy", "silero_vad", "webrtcvad")):
-        f = exp / name / "threshold.sweep.json"
-        if name not in systems or not f.is_file():
-            ax.set_visible(False)
-            continue
-        rows = json.loads(f.read_text())["rows"]
-        ax.plot([r["threshold"] for r in rows], [100 * r["dcf"] for r in rows], marker="o", ms=3)
-        ax.set_xlabel({"energy": "threshold (dB above floor)", "silero_vad": "threshold (speech prob.)",
-                       "webrtcvad": "aggressiveness mode"}[name])
-        ax.set_ylabel("DCF (%)")
-        ax.set_title(f"{name}: dev DCF vs threshold")
-        ax.grid(alpha=0.3)
-        drawn += 1
-    neural = [n for n in ("cnn_hmm", "cnn_median", "rnn_hmm", "rnn_median", "seg_rnn")
-              if n in systems and (exp / n / "threshold.sweep.json").is_file()]
-    ax = axes[3]
-    for name in neural:  # paper Fig. 6 (+ the segment RNN)
-        rows = json.loads((exp / name / "threshold.sweep.json").read_text())["rows"]
-        ax.plot([r["threshold"] for r in rows], [100 * r["dcf"] for r in rows], marker="o", ms=3, label=name)
-    if neural:
-        ax.set_xlabel("threshold alpha (posterior)")
-        ax.set_ylabel("DCF (%)")
-        ax.set_title("neural: dev DCF vs threshold (Fig. 6)")
-        ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
-        drawn += 1
-    else:
-        ax.set_visible(False)
-    fig.tight_layout()
-    if drawn:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return drawn > 0
-
-
-def load_grid(exp: Path):
-    """exp/seg_grid/grid.json (stage 7, paper Fig. 7), or None when the grid was not run."""
-    f = exp / "seg_grid" / "grid.json"
-    return json.loads(f.read_text()) if f.is_file() else None
-
-
-def grid_lines(grid, dev: str):
-    if not grid:
-        return []
-    ref = grid.get("reference")
-    lines = ["", f"## Fig. 7 shape: segment RNN over (L, S), {dev} DCF at each point's own best threshold", "",
-             "| L (ms) | S (ms) | DCF | threshold | model |", "|---|---|---|---|---|"]
-    for g in grid["points"]:
-        lines.append(f"| {g['L_ms']} | {g['S_ms']} | {pct(g['dcf'])} | {g['threshold']} | {g['model_dir']} |")
-    if ref:
-        lines.append(f"| {ref['label']} (reference line) | | {pct(ref['dcf'])} | {ref['threshold']} | |")
-    best = min(grid["points"], key=lambda g: g["dcf"])
-    lines += ["", f"Best here: L = {best['L_ms']} ms, S = {best['S_ms']} ms. Paper: the smallest L and S (50 ms, 10 ms) "
-              "are best, and every L <= 250 ms with S <= 150 ms beats CNN + HMM."]
-    if best["model_dir"] != "exp/seg_rnn":
-        lines += ["", f"The training config's (L, S) (exp/seg_rnn, Table 2 row 'Seg. RNN') is not the dev-best point: "
-                  f"as the paper chose its (L, S) on dev, the row 'Seg. RNN, dev-best' decodes every set with "
-                  f"{best['model_dir']} (exp/seg_rnn_devbest)."]
-    lines += [
-              "", "![segment RNN grid](exp/images/seg_rnn_grid.png)"]
-    return lines
-
-
-def paper_ordering(systems: dict, evl: str):
-    """The paper's claim on eval DCF: seg RNN < CNN+HMM and RNN+HMM < stat SAD < energy baseline.
-
-    Returns (the four DCFs as (label, value) in claimed order, holds) or None when a system was not scored.
-    The seg RNN is the dev-best (L, S) one when stage 7 made it, as in the paper.
-    """
-    seg = "seg_rnn_devbest" if evl in systems.get("seg_rnn_devbest", {}) else "seg_rnn"
-    try:
-        d = {n: systems[n][evl]["dcf"] for n in (seg, "cnn_hmm", "rnn_hmm", "stat_sad", "energy")}
-    except KeyError:
-        return None
-    holds = d[seg] < min(d["cnn_hmm"], d["rnn_hmm"]) and max(d["cnn_hmm"], d["rnn_hmm"]) < d["stat_sad"] < d["energy"]
-    return [(PAPER_TABLE2[n][0], d[n]) for n in d], holds
-
-
-def ordering_lines(systems: dict, evl: str):
-    o = paper_ordering(systems, evl)
-    if o is None:
-        return []
-    rows, holds = o
-    (seg, s), (cnn, c), (rnn, r), (_, st), (_, en) = rows
-    return ["", f"Paper's ordering on {evl} DCF (seg RNN < CNN+HMM, RNN+HMM < stat. SAD < energy baseline): "
-            f"**{'holds' if holds else 'does NOT hold'}** here ({seg} {pct(s)}, {cnn} {pct(c)}, {rnn} {pct(r)}, "
-            f"Stat. SAD {pct(st)}, energy {pct(en)})."]
-
-
-def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str, plot_ok: bool, grid=None):
-    systems = results["systems"]
-    lines = [
-        "# Fearless Steps SAD (paper 004): results",
-        "",
-        f"Corpus: **{corpus}**" + (" (the espeak-ng Apollo-like mini corpus: NOT comparable with the paper's FS02 "
-                                   "numbers; the paper's numbers stand beside ours for shape only)" if corpus == "mini" else "")
-        + f". Commit {results.get('commit')}, {results.get('hardware')}.",
-        "",
-        "Metrics (paper eq. 2-4, NIST OpenSAD convention as in the FS02 scorer): time scored on a 1 ms grid;",
-        f"DCF = 0.75 P_miss + 0.25 P_fa; P, R, F1 over speech time. Collar {PRIMARY_COLLAR} s: reference non-speech within",
-        f"{PRIMARY_COLLAR} s of a reference speech boundary is not scored (speech always is). Pooled over all files",
-        "(times summed) unless marked per-file. Every system's threshold was tuned on dev (lowest pooled DCF) and",
-        "applied unchanged to eval. All values in %.",
-        "",
-        f"## Table 2 shape: {dev} F1 / P / R / DCF and {evl} DCF (ours | paper)",
-        "",
-        f"| system | {dev} F1 | P | R | DCF | DCF no collar | DCF per-file | {evl} DCF | threshold | paper F1 | P | R | DCF | eval DCF |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for name, (label, pf1, pp, pr, pdcf, pedcf) in PAPER_TABLE2.items():
-        m = systems.get(name)
-        if m is None and name == "seg_rnn_devbest":
-            continue  # only when the grid's best (L, S) is not the training config's
-        if m is None:
-            ours = "not run here | – | – | – | – | – | – | –"
-        else:
-            d, e = m.get(dev, {}), m.get(evl, {})
-            ours = (f"{pct(d.get('f1'))} | {pct(d.get('precision'))} | {pct(d.get('recall'))} | {pct(d.get('dcf'))} | "
-                    f"{pct(d.get('dcf_no_collar'))} | {pct(d.get('dcf_per_file'))} | {pct(e.get('dcf'))} | {m.get('threshold', '–')}")
-        lines.append(f"| {label} | {ours} | {paper(pf1)} | {paper(pp)} | {paper(pr)} | {paper(pdcf)} | {paper(pedcf)} |")
-    threads = {m.get("threads") for m in systems.values() if "threads" in m}
-    lines += [
-        "",
-        f"## Table 3 shape: real-time factor (processing s / audio s, {'/'.join(str(t) for t in threads) or '?'} "
-        f"thread(s), this machine's CPU, over {dev}+{evl})",
-        "",
-        "| system | RTF (ours) | RTF (paper, Xeon E3-1240 v6) |",
-        "|---|---|---|",
-    ]
-    for name in PAPER_TABLE2:
-        if name in systems and "rtf" in systems[name] or name in PAPER_RTF:
-            ours = f"{systems[name]['rtf']:.5f}" if "rtf" in systems.get(name, {}) else "not run here"
-            lines.append(f"| {PAPER_TABLE2[name][0]} | {ours} | {PAPER_RTF.get(name, '–')} |")
-    lines += ordering_lines(systems, evl)
-    lines += ["", "## Figures", ""]
-    if plot_ok:
-        lines.append("![DCF vs threshold](exp/images/dcf_vs_threshold.png)  \n"
-                     "Dev DCF against each detector's threshold; last panel: the neural systems (paper Fig. 6 shape).")
-    lines += grid_lines(grid, dev)
-    missing = [PAPER_TABLE2[n][0] for n in PAPER_TABLE2 if n not in systems and n != "seg_rnn_devbest"]
-    lines += gpu_report.section("fearless_steps/sad1")
-    lines += ["", "## Not done yet", ""]
-    if not grid:
-        lines.append("- The segment RNN's (L, S) grid of paper Fig. 7 was not run (stage 7, `--seg-grid`).")
-    lines += [
-        "- The neural nets are trained with the recipe's tiny configs unless `--train-config-suffix \"\"` (paper size,",
-        "  50000 iterations) was given: see exp/<model>/config.yaml.",
-    ]
-    if missing:
-        lines.append(f"- Not run here: {', '.join(missing)} (rows carry the paper's numbers only).")
-    with atomic_open(path) as f:
-        f.write("\n".join(lines) + "\n")
-
-
-def main(argv=None):
+def get_parser():
     p = argparse.ArgumentParser(prog="sad_score", description=__doc__)
     p.add_argument("--systems", nargs="+", required=True)
     p.add_argument("--sets", nargs="+", required=True, help="sets to score (those with a reference)")
@@ -236,17 +18,18 @@ def main(argv=None):
     p.add_argument("--exp", default="exp")
     p.add_argument("--data", default="data")
     p.add_argument("--results-md", default="RESULTS.md")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None):
+    args = get_parser().parse_args(argv)
     exp = Path(args.exp)
     try:
-        scored = {s: score_system(exp, s, args.sets, Path(args.data)) for s in args.systems}
+        scored = report.score_systems(exp, args.systems, args.sets, Path(args.data))
     except (DataDirError, OSError) as e:
         print(f"sad_score: {e}", file=sys.stderr)
         return 1
-    results = update_results(exp / "results.json", "fearless_steps/sad1", args.corpus, scored,
-                             drop=[] if "seg_rnn_devbest" in scored else ["seg_rnn_devbest"])  # stage 7 removed it
-    plot_ok = plot_sweeps(exp, args.systems, exp / "images" / "dcf_vs_threshold.png")
-    write_results_md(Path(args.results_md), results, args.corpus, args.dev, args.eval, plot_ok, load_grid(exp))
+    report.write_reports(exp, scored, args.corpus, args.dev, args.eval, Path(args.results_md))
     for s, m in scored.items():
         for subset in args.sets:
             if subset in m:

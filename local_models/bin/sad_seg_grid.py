@@ -7,63 +7,10 @@ and a plot of DCF against
 L, one line per S, with the reference system (CNN + HMM in the paper) as a red horizontal line.
 """
 import argparse
-import json
 import sys
 from pathlib import Path
 
-import yaml
-
-from local_models.common.datadir import atomic_open
-from local_models.sad.decisions import best_row
-
-FRAME_MS = 10
-
-
-def sweep_best(sweep_file: Path) -> dict:
-    """The best row of a `sad_segments --tune` sweep, by the rule sad_segments picked its threshold with."""
-    if not sweep_file.is_file():
-        raise FileNotFoundError(f"{sweep_file}: no dev threshold sweep (run the grid stage / sad_segments --tune)")
-    rows = json.loads(sweep_file.read_text())["rows"]
-    if not rows:
-        raise ValueError(f"{sweep_file}: empty sweep")
-    return best_row(rows)
-
-
-def grid_point(model_dir: Path) -> dict:
-    conf_file = model_dir / "config.yaml"
-    if not conf_file.is_file():
-        raise FileNotFoundError(f"{conf_file}: not a trained model dir")
-    conf = yaml.safe_load(conf_file.read_text())
-    if conf.get("model") != "seg_rnn":
-        raise ValueError(f"{conf_file}: model is '{conf.get('model')}', not seg_rnn")
-    L, S = int(conf["model_conf"]["seg_len"]), int(conf["model_conf"]["seg_shift"])
-    row = sweep_best(model_dir / "threshold.sweep.json")
-    return {"L": L, "S": S, "L_ms": L * FRAME_MS, "S_ms": S * FRAME_MS, "dcf": row["dcf"],
-            "threshold": row["threshold"], "model_dir": str(model_dir)}
-
-
-def plot_grid(points, reference, path: Path) -> bool:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4))
-    for S in sorted({p["S"] for p in points}):
-        line = sorted((p for p in points if p["S"] == S), key=lambda p: p["L"])
-        ax.plot([p["L_ms"] for p in line], [100 * p["dcf"] for p in line], marker="o", label=f"S = {S * FRAME_MS} ms")
-    if reference:
-        ax.axhline(100 * reference["dcf"], color="red", lw=1.2, label=reference["label"])
-    ax.set_xlabel("segment length L (ms)")
-    ax.set_ylabel("dev DCF (%) at the best threshold")
-    ax.set_title("Segment RNN: DCF over (L, S) (paper Fig. 7 shape)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return True
+from local_models.sad import grid
 
 
 def get_parser():
@@ -80,24 +27,16 @@ def get_parser():
 def main(argv=None):
     args = get_parser().parse_args(argv)
     try:
-        points = sorted((grid_point(Path(d)) for d in args.model_dirs), key=lambda p: (p["S"], p["L"]))
-        reference = None
-        if args.reference:
-            row = sweep_best(Path(args.reference))
-            reference = {"label": args.reference_label, "dcf": row["dcf"], "threshold": row["threshold"]}
+        points, reference = grid.collect(args.model_dirs, args.reference, args.reference_label)
     except (OSError, ValueError, KeyError) as e:
         print(f"sad_seg_grid: {e}", file=sys.stderr)
         return 1
-    seen = {}
-    for p in points:
-        if (p["L"], p["S"]) in seen:
-            print(f"sad_seg_grid: L={p['L']} S={p['S']} twice ({seen[p['L'], p['S']]}, {p['model_dir']})", file=sys.stderr)
-            return 1
-        seen[p["L"], p["S"]] = p["model_dir"]
-    with atomic_open(args.out_json) as f:
-        best = min(points, key=lambda p: p["dcf"])  # model selection on dev, as the paper chose its (L, S)
-        json.dump({"frame_ms": FRAME_MS, "points": points, "best": best, "reference": reference}, f, indent=1)
-    plot_grid(points, reference, Path(args.plot))
+    twice = grid.duplicate(points)
+    if twice:
+        print(f"sad_seg_grid: {twice}", file=sys.stderr)
+        return 1
+    grid.write_grid(points, reference, args.out_json)
+    grid.plot_grid(points, reference, Path(args.plot))
     for p in points:
         print(f"sad_seg_grid: L {p['L_ms']:4d} ms  S {p['S_ms']:4d} ms  dev DCF {100 * p['dcf']:6.2f} %", file=sys.stderr)
     return 0

@@ -1,13 +1,11 @@
 """Tune a SAD system's threshold on a reference set and/or write detected speech (segments, RTTM)."""
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from local_models.common.datadir import DataDirError, atomic_open
-from local_models.sad.decisions import PRIMARY_COLLAR, best_threshold, detect, load_durations, load_scores, sweep
+from local_models.common.datadir import DataDirError
+from local_models.sad.decisions import PRIMARY_COLLAR, tune_threshold, write_detections
 from local_models.sad.detectors import DETECTORS, get_detector
-from local_models.sad.labels import load_reference, write_rttm, write_segments
 
 
 def get_parser():
@@ -31,20 +29,9 @@ def main(argv=None):
     th_file = Path(args.threshold_file)
     try:
         if args.tune:
-            decode_dir, data_dir = args.tune
-            ref = load_reference(data_dir)
-            if not ref:
-                raise DataDirError(data_dir, None, "no reference (ref.rttm or ref_segments) to tune on")
-            rows = sweep(detector, load_scores(decode_dir), load_durations(decode_dir), ref, detector.sweep)
-            with atomic_open(f"{th_file}.sweep.json") as f:
-                json.dump({"system": args.system, "collar": PRIMARY_COLLAR, "rows": rows}, f, indent=1)
-            with atomic_open(th_file) as f:
-                f.write(f"{best_threshold(rows)}\n")
+            tune_threshold(detector, args.system, *args.tune, th_file)
         threshold = float(th_file.read_text()) if th_file.is_file() else detector.threshold
-        for d in args.decode_dirs:
-            speech = detect(detector, load_scores(d), threshold)
-            write_segments(Path(d) / "segments", speech)
-            write_rttm(Path(d) / "hyp.rttm", speech)
+        write_detections(detector, threshold, args.decode_dirs)
     except (DataDirError, OSError, ValueError) as e:
         print(f"sad_segments: {e}", file=sys.stderr)
         return 1

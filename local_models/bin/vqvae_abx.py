@@ -7,33 +7,13 @@ pairs; error = (1 - score) * 100). Prints the error and optionally writes everyt
 import argparse
 import json
 import sys
-from collections.abc import Mapping
 
 import numpy as np
 
 from local_models.common.datadir import DataDirError, atomic_open
-from local_models.vqvae.abx import FRAME_RULES, abx_error, codes_to_features
+from local_models.vqvae.abx import FRAME_RULES, CodeFeatures, abx_error
 from local_models.vqvae.featio import load_features
 from local_models.vqvae.items import item_summary, read_item_file
-
-
-class _Codes(Mapping):
-    """{utt: (T, D) frames} over {utt: (T,) codes}: embeddings or one-hot, converted on access."""
-
-    def __init__(self, codes, codebook=None, num_codes=None):
-        self.codes, self.codebook, self.num_codes = codes, codebook, num_codes
-
-    def __getitem__(self, utt):
-        return codes_to_features(self.codes[utt], self.codebook, self.num_codes)
-
-    def __iter__(self):
-        return iter(self.codes)
-
-    def __len__(self):
-        return len(self.codes)
-
-    def __contains__(self, utt):
-        return utt in self.codes
 
 
 def get_parser():
@@ -79,7 +59,7 @@ def main(argv=None):
         feats = load_features(args.feats)
         if args.codebook or args.one_hot:
             codebook = np.load(args.codebook) if args.codebook else None
-            feats = _Codes(feats, codebook, args.one_hot)
+            feats = CodeFeatures(feats, codebook, args.one_hot)
         result = abx_error(feats, items, args.frame_shift, args.frame_offset, args.rule, args.missing)
         out = {"abx_error": result.error, "condition": "across-speaker within-context",
                "frame_shift": args.frame_shift,

@@ -5,19 +5,13 @@ ZeroSpeech-style symbolic transcription), OUT_DIR/codebook.npy ((K, D) code embe
 and, with --utt2dur, OUT_DIR/bitrate.json: ZeroSpeech 2019 bitrate (N / D) * H over --bitrate-list's utterances.
 """
 import argparse
-import json
-import shutil
 import sys
 from pathlib import Path
 
-import numpy as np
-import torch
-from tqdm import tqdm
-
-from local_models.common.datadir import DataDirError, atomic_open, read_table
+from local_models.common.datadir import DataDirError
 from local_models.common.device import add_ngpu_option, device_of
-from local_models.vqvae.bitrate import bitrate
-from local_models.vqvae.featio import load_features, read_utt_list
+from local_models.vqvae.featio import load_features
+from local_models.vqvae.inference import encode_all, write_bitrate, write_codes
 from local_models.vqvae.task import VQVAEModel, load_trained
 
 
@@ -35,30 +29,6 @@ def get_parser():
     return p
 
 
-def encode_all(model, feats, device="cpu") -> dict:
-    codes = {}
-    for utt in tqdm(sorted(feats), desc="vqvae_extract", mininterval=5, disable=None):
-        x = torch.tensor(np.array(feats[utt], dtype=np.float32), device=device)[None]
-        if x.shape[1] < 4:
-            raise ValueError(f"'{utt}': {x.shape[1]} frames, fewer than the encoder's stride 4")
-        _, c, clen = model.encode(x, torch.tensor([x.shape[1]], device=device))
-        codes[utt] = c[0, : int(clen[0])].cpu().numpy().astype(np.int32)
-    return codes
-
-
-def write_codes(out: Path, codes: dict, codebook: np.ndarray) -> None:
-    tmp = out / "codes.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for utt, c in codes.items():
-        np.save(tmp / f"{utt}.npy", c)
-    shutil.rmtree(out / "codes", ignore_errors=True)
-    tmp.rename(out / "codes")
-    np.save(out / "codebook.npy", codebook)
-    with atomic_open(out / "codes.txt") as f:
-        f.writelines(f"{u} {' '.join(map(str, c.tolist()))}\n" for u, c in codes.items())
-
-
 def main(argv=None):
     args = get_parser().parse_args(argv)
     out = Path(args.out_dir)
@@ -69,13 +39,8 @@ def main(argv=None):
         codebook = model.vqvae.codebook.embed.detach().float().cpu().numpy().copy()
         write_codes(out, codes, codebook)
         if args.utt2dur:
-            durs = read_table(args.utt2dur)
-            keep = read_utt_list(args.bitrate_list, codes) if args.bitrate_list else list(codes)
-            br = bitrate({u: codes[u] for u in keep}, durs)
-            used = len(np.unique(np.concatenate([codes[u] for u in keep])))
-            with atomic_open(out / "bitrate.json") as f:
-                json.dump({**br.to_dict(), "codes_used": int(used), "num_codes": int(codebook.shape[0])}, f, indent=1)
-            print(f"vqvae_extract: bitrate {br.bitrate:.2f} bits/s over {len(keep)} utterances "
+            br, used, n = write_bitrate(out, codes, codebook.shape[0], args.utt2dur, args.bitrate_list)
+            print(f"vqvae_extract: bitrate {br.bitrate:.2f} bits/s over {n} utterances "
                   f"({used}/{codebook.shape[0]} codes used)", file=sys.stderr)
     except (DataDirError, OSError, ValueError, KeyError) as e:
         print(f"vqvae_extract: {e}", file=sys.stderr)

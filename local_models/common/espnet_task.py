@@ -1,4 +1,4 @@
-"""What every local ESPnet2 task shares (DESIGN.md section 3): one optimizer, ESPnet's Trainer, the model
+"""What every local ESPnet2 task shares (docs/espnet2.md): one optimizer, ESPnet's Trainer, the model
 ClassChoices as command-line options, no preprocessing, no optional data."""
 from __future__ import annotations
 

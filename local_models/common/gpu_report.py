@@ -52,7 +52,7 @@ def section(recipe: str, path: Path = RESULTS_FILE) -> list:
     result = json.loads(path.read_text()) if path.is_file() else None
     if not result or result["environment"]["device"] != "cuda":
         return lines + ["Not measured on a GPU yet: run `python benchmarks/gpu_check.py` on a machine with one "
-                        "(docs in README.md, \"GPU runbook\"); the paper-size configs are built and take an "
+                        "(docs/gpu.md); the paper-size configs are built and take an "
                         "optimiser step on the CPU in the test suite (tests/test_paper_configs.py)."]
     if not any(r["recipe"] == recipe for r in result["rows"]) and not any(
             e["recipe"] == recipe for e in result.get("errors", [])):

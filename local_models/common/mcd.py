@@ -14,11 +14,12 @@ voiced in WORLD's F0; evaluate_mcd.py keeps all).
     order from ESPnet's per-rate table (23 @ 16 kHz, 34 @ 22.05/24 kHz, 39 @ 44.1/48 kHz; 13 below 16k).
     Frame distortion d_t = (10 / ln 10) * sqrt(2 * sum_{n=1..order} (c_n - c'_n)^2), c0 (gain) dropped by
     default both from the DTW distance and from the score (`include_c0=True` keeps it). The DTW is exact
-    (steps (1,0), (0,1), (1,1), weight 1, over Euclidean distance of the same coefficients, so the path
-    minimises the summed MCD); MCD = mean of d_t over the path (path length = `frames`).
+    (`local_models.common.dtw.dtw_path`: steps (1,0), (0,1), (1,1), weight 1, over Euclidean distance of the
+    same coefficients, so the path minimises the summed MCD); MCD = mean of d_t over the path (path length =
+    `frames`).
     Differences from ESPnet's evaluate_mcd.py: it uses pysptk.mcep on 1024-point Hamming frames every
     256 samples and fastdtw (approximate, radius 1), and it keeps c0 in both DTW and score.
-(2) `mcd_aligned`, duration-aligned (MUSA/SALAD, DESIGN.md section 5): no DTW; frame t of ref against
+(2) `mcd_aligned`, duration-aligned (MUSA/SALAD, docs/metrics.md): no DTW; frame t of ref against
     frame t of hyp after truncating both to the shorter length; 40 coefficients c0..c39 (order 39)
     including c0 by default: MCD = (10 sqrt(2) / ln 10) * mean_t sqrt(sum_n (c_n - c'_n)^2).
 
@@ -26,25 +27,19 @@ F0 on the same path (`f0_metrics`): log-F0 RMSE (natural log, over path frames v
 evaluate_f0.py), F0 RMSE in Hz on those frames, V/UV error = share of path frames whose voicing differs.
 
 Corpus (`pool`, `mcd_corpus`): both the frame-pooled figure (sum of frame distortions / total frames;
-DESIGN.md's "pooled over the test set") and the mean of per-utterance values (what ESPnet prints), under
+docs/metrics.md's "pooled over the test set") and the mean of per-utterance values (what ESPnet prints), under
 explicit key names.
 """
 from __future__ import annotations
 
 import math
-from typing import Dict, Iterable, Mapping, Optional, Tuple, Union
+import sys
+from pathlib import Path
+from typing import Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
-try:  # numba ships with librosa in tools/venv; without it the same loops run in Python (slow, correct)
-    import numba
-
-    _njit = numba.njit(cache=True, nogil=True)
-except ImportError:  # pragma: no cover
-    numba = None
-
-    def _njit(f):
-        return f
+from .dtw import dtw_path  # noqa: F401  (also imported from here by local_models.salad.align)
 
 # 10 / ln 10 turns natural-log cepstral differences into dB.
 DB = 10.0 / math.log(10.0)
@@ -106,75 +101,6 @@ def mel_cepstrum(wave, sr: int, order: Optional[int] = None, shift_ms: float = 5
     sp = pyworld.cheaptrick(x, f0, t, sr, fft_size=fft_size)
     mc = pysptk.sp2mc(sp, order, alpha)
     return (mc, f0) if return_f0 else mc
-
-
-# ----------------------------------------------------------------------------- DTW
-@_njit
-def _dtw_path_core(cost):
-    n, m = cost.shape
-    acc = np.empty((n, m))
-    acc[0, 0] = cost[0, 0]
-    for i in range(1, n):
-        acc[i, 0] = acc[i - 1, 0] + cost[i, 0]
-    for j in range(1, m):
-        acc[0, j] = acc[0, j - 1] + cost[0, j]
-    for i in range(1, n):
-        for j in range(1, m):
-            best = acc[i - 1, j - 1]
-            if acc[i - 1, j] < best:
-                best = acc[i - 1, j]
-            if acc[i, j - 1] < best:
-                best = acc[i, j - 1]
-            acc[i, j] = cost[i, j] + best
-    # Backtrack from the end; ties: diagonal, then (i-1, j), then (i, j-1) (same rule as the reference).
-    path = np.empty((n + m - 1, 2), dtype=np.int64)
-    i, j, k = n - 1, m - 1, 0
-    while True:
-        path[k, 0], path[k, 1] = i, j
-        k += 1
-        if i == 0 and j == 0:
-            break
-        if i == 0:
-            j -= 1
-        elif j == 0:
-            i -= 1
-        else:
-            diag, up, left = acc[i - 1, j - 1], acc[i - 1, j], acc[i, j - 1]
-            if diag <= up and diag <= left:
-                i -= 1
-                j -= 1
-            elif up <= left:
-                i -= 1
-            else:
-                j -= 1
-    return path[:k][::-1].copy()
-
-
-def dtw_path(cost) -> np.ndarray:
-    """Minimum-cost monotone path through an (n, m) cost matrix: (L, 2) int64 (ref index, hyp index) rows."""
-    cost = np.ascontiguousarray(cost, dtype=np.float64)
-    if cost.ndim != 2 or 0 in cost.shape:
-        raise ValueError(f"DTW needs a non-empty 2-D cost matrix, got shape {cost.shape}")
-    return _dtw_path_core(cost)
-
-
-def _dtw_path_reference(cost) -> np.ndarray:
-    """Plain-Python DTW (same recurrence and tie rule as `dtw_path`), kept to test the compiled one."""
-    cost = np.asarray(cost, dtype=float).tolist()
-    n, m = len(cost), len(cost[0])
-    inf = float("inf")
-    acc = [[inf] * m for _ in range(n)]
-    for i in range(n):
-        for j in range(m):
-            prev = 0.0 if i == j == 0 else min(acc[i - 1][j - 1] if i and j else inf,
-                                               acc[i - 1][j] if i else inf, acc[i][j - 1] if j else inf)
-            acc[i][j] = cost[i][j] + prev
-    path, i, j = [(n - 1, m - 1)], n - 1, m - 1
-    while (i, j) != (0, 0):
-        steps = [(i - 1, j - 1), (i - 1, j), (i, j - 1)]  # tie order: diagonal, up, left
-        i, j = min((s for s in steps if s[0] >= 0 and s[1] >= 0), key=lambda s: acc[s[0]][s[1]])
-        path.append((i, j))
-    return np.array(path[::-1], dtype=np.int64)
 
 
 # ----------------------------------------------------------------------------- MCD
@@ -310,3 +236,113 @@ def mcd_corpus(pairs: Union[Mapping[str, Tuple], Iterable[Tuple]], dtw: bool = T
         include_c0 = not dtw
     fn = mcd_dtw if dtw else mcd_aligned
     return pool([fn(r, h, include_c0, order) for r, h in items])
+
+
+# ----------------------------------------------------------------------------- audio files (mcd_score)
+AUDIO_EXTS = (".wav", ".flac")
+PER_UTT_COLUMNS = ("mcd_db", "frames", "ref_frames", "hyp_frames", "lf0_rmse", "f0_rmse_hz", "vuv_error",
+                   "voiced_frames")
+
+
+def read_source(src: str) -> dict:
+    """{utt: wav.scp entry} from a wav.scp or a directory of audio files."""
+    from .datadir import read_table
+
+    p = Path(src)
+    if p.is_dir():
+        files = sorted(f for f in p.iterdir() if f.suffix.lower() in AUDIO_EXTS and f.is_file())
+        out = {}
+        for f in files:
+            if f.stem in out:
+                raise ValueError(f"{src}: two audio files for utterance '{f.stem}'")
+            out[f.stem] = str(f)
+        if not out:
+            raise ValueError(f"{src}: no {'/'.join(AUDIO_EXTS)} files")
+        return out
+    return read_table(p)
+
+
+def _names(keys, limit=10):
+    keys = sorted(keys)
+    return ", ".join(keys[:limit]) + (f" ... (+{len(keys) - limit} more)" if len(keys) > limit else "")
+
+
+def score_sources(ref_src: str, hyp_src: str, dtw: bool = True, order: Optional[int] = None,
+                  include_c0: Optional[bool] = None, sample_rate: Optional[int] = None, **analysis) -> Dict:
+    """`mcd_wavs` of every utterance in both sources (wav.scp or audio directory), `pool`ed, with the settings
+    actually used (per-rate defaults resolved, so RESULTS.md can quote them) and the per-utterance values.
+    Hypothesis keys missing from the reference are an error; reference keys without hypothesis are skipped."""
+    from pysptk.util import mcepalpha
+    from tqdm import tqdm
+
+    from .audio import AudioError, load_audio
+
+    ref, hyp = read_source(ref_src), read_source(hyp_src)
+    extra = set(hyp) - set(ref)
+    if extra:
+        raise ValueError(f"{len(extra)} hypothesis utterance(s) not in the reference {ref_src}: {_names(extra)}")
+    utts = [u for u in ref if u in hyp]
+    skipped = len(ref) - len(utts)
+    if not utts:
+        raise ValueError("no utterance in both reference and hypothesis")
+    if skipped:
+        print(f"mcd_score: skipping {skipped} of {len(ref)} reference utterance(s) with no hypothesis",
+              file=sys.stderr)
+    per_utt, rates = {}, set()
+    for utt in tqdm(utts, desc="mcd", unit="utt", file=sys.stderr, disable=None):
+        try:
+            rw, rsr = load_audio(ref[utt], sample_rate)
+            hw, hsr = load_audio(hyp[utt], sample_rate)
+            per_utt[utt] = mcd_wavs(rw, hw, rsr, hsr, dtw=dtw, order=order, include_c0=include_c0, **analysis)
+        except (AudioError, ValueError) as e:
+            raise ValueError(f"utterance '{utt}': {e}") from None
+        rates.add(rsr)
+    corpus = pool(per_utt)
+    alpha = analysis.get("alpha")
+    settings = {"variant": "dtw" if dtw else "duration-aligned",
+                "include_c0": (not dtw) if include_c0 is None else include_c0,
+                "sample_rates": sorted(rates), **analysis,
+                "order": sorted({order or (default_order(sr) if dtw else SALAD_ORDER) for sr in rates}),
+                "alpha": sorted({round(alpha or mcepalpha(sr), 4) for sr in rates}),
+                "dims_scored": sorted({r["dims"] for r in per_utt.values()})}
+    return {"ref": ref_src, "hyp": hyp_src, "utterances_scored": len(utts), "ref_utterances_skipped": skipped,
+            "settings": settings, **corpus, "per_utt": per_utt}
+
+
+def summary_lines(out: Mapping) -> List[str]:
+    """The two lines mcd_score prints: MCD (frame-pooled, utterance mean), log-F0 RMSE and V/UV error."""
+    skipped = out["ref_utterances_skipped"]
+    return [f"MCD ({out['settings']['variant']}): {out['mcd_db_frame_pooled']:.3f} dB frame-pooled, "
+            f"{out['mcd_db_utt_mean']:.3f} dB utterance mean  ({out['utterances_scored']} utts, {out['frames']} "
+            f"frames{f', {skipped} skipped' if skipped else ''})",
+            f"log-F0 RMSE {out['lf0_rmse_frame_pooled']:.4f} (frame-pooled), V/UV error "
+            f"{100 * out['vuv_error_frame_pooled']:.2f} %"]
+
+
+def write_reports(out: Mapping, json_path: Optional[str] = None, per_utt_path: Optional[str] = None) -> None:
+    """`score_sources`' result as JSON (NaN as null) and as a per-utterance TSV, each written atomically."""
+    import json
+
+    from .datadir import atomic_open
+
+    if json_path:
+        with atomic_open(json_path) as f:
+            json.dump(_nan_to_none(out), f, indent=1)  # NaN (no voiced overlap) is not JSON
+            f.write("\n")
+    if per_utt_path:
+        with atomic_open(per_utt_path) as f:
+            f.write("utt\t" + "\t".join(PER_UTT_COLUMNS) + "\n")
+            for utt, r in out["per_utt"].items():
+                f.write(utt + "\t" + "\t".join(_fmt(r[c]) for c in PER_UTT_COLUMNS) + "\n")
+
+
+def _fmt(v):
+    return str(v) if isinstance(v, int) else f"{v:.4f}"
+
+
+def _nan_to_none(o):
+    if isinstance(o, dict):
+        return {k: _nan_to_none(v) for k, v in o.items()}
+    if isinstance(o, float) and math.isnan(o):
+        return None
+    return o

@@ -115,6 +115,8 @@ def durations_from_attention(alpha: torch.Tensor, text_lengths: torch.Tensor,
     return d.scatter_add_(1, best, frame_mask.long())
 
 
+# Not librosa.sequence.viterbi (nor common.viterbi, its log-domain core): both take ONE transition matrix, but
+# the transition agent's stay / move weights change per frame, and the path must end on the last token.
 def viterbi_path(log_w: np.ndarray, log_stay: np.ndarray, log_move: np.ndarray, end_at_last: bool = True) -> np.ndarray:
     """Token index per frame (T,) of the best monotonic path for ONE utterance: log_w (T, N) log content weights
     of its real frames and tokens; log_stay, log_move (T,) the log transition weights into each frame (zeros

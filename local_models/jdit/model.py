@@ -56,6 +56,9 @@ from espnet2.tts.abs_tts import AbsTTS
 from espnet.nets.pytorch_backend.e2e_tts_tacotron2 import GuidedAttentionLoss
 from espnet.nets.pytorch_backend.fastspeech.duration_predictor import DurationPredictor
 from espnet.nets.pytorch_backend.fastspeech.length_regulator import LengthRegulator
+# masks: ~make_pad_mask(lengths, maxlen=T) is make_non_pad_mask with a maxlen (this ESPnet's make_non_pad_mask
+# takes none): bool on lengths' device. Every length JDIT passes is >= 1 (ESPnet marks a 0 length all valid).
+from espnet.nets.pytorch_backend.nets_utils import make_pad_mask
 from espnet.nets.pytorch_backend.tacotron2.encoder import Encoder as EncoderPrenet
 from espnet.nets.pytorch_backend.transformer.attention import MultiHeadedAttention
 from espnet.nets.pytorch_backend.transformer.embedding import ScaledPositionalEncoding
@@ -64,11 +67,6 @@ from espnet.nets.pytorch_backend.transformer.mask import subsequent_mask
 from espnet.nets.pytorch_backend.transformer.positionwise_feed_forward import PositionwiseFeedForward
 
 from .attention import ContentAttention, durations_from_attention, viterbi_durations
-
-
-def lengths_to_mask(lengths: torch.Tensor, maxlen: int) -> torch.Tensor:
-    """(B, maxlen) bool, True before each length."""
-    return torch.arange(maxlen, device=lengths.device)[None, :] < lengths[:, None]
 
 
 def full_precision(device: torch.device):
@@ -127,7 +125,7 @@ class ARAligner(torch.nn.Module):
 
     def forward(self, ys_in: torch.Tensor, ys_lengths: torch.Tensor, hs: torch.Tensor, h_mask: torch.Tensor):
         T = ys_in.size(1)
-        y_mask = lengths_to_mask(ys_lengths, T)
+        y_mask = ~make_pad_mask(ys_lengths, maxlen=T)
         self_mask = y_mask.unsqueeze(-2) & subsequent_mask(T, device=ys_in.device).unsqueeze(0)  # (B, T, T)
         x = self.pos_enc(self.prenet(ys_in))
         x = self.norm1(x + self.dropout(self.self_attn(x, x, x, self_mask)))
@@ -253,7 +251,7 @@ class JDIT(AbsTTS):
     # ---- building blocks -------------------------------------------------------------------------------
     def encode(self, text: torch.Tensor, text_lengths: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         """Encoder output hs (B, N, adim) and the token mask (B, N), True on real tokens."""
-        h_mask = lengths_to_mask(text_lengths, text.size(1))
+        h_mask = ~make_pad_mask(text_lengths, maxlen=text.size(1))
         hs, _ = self.encoder(text, h_mask.unsqueeze(1))
         return hs, h_mask
 
@@ -264,7 +262,7 @@ class JDIT(AbsTTS):
             raise TypeError(f"durations must be an integer tensor (frame_durations), got {ds.dtype}")
         with full_precision(hs.device):
             xs = self.length_regulator(hs, ds)
-            mask = lengths_to_mask(ds.sum(dim=1), xs.size(1)).unsqueeze(1)
+            mask = ~make_pad_mask(ds.sum(dim=1), maxlen=xs.size(1)).unsqueeze(1)
         zs, _ = self.decoder(xs, mask)
         return self.feat_out(zs)
 
@@ -323,7 +321,7 @@ class JDIT(AbsTTS):
         d_outs = self.duration_predictor(hs.detach(), ~h_mask)  # stop-gradient into the encoder (section 2.3)
         ff_outs = self.decode(hs, ds)
 
-        frame_mask = lengths_to_mask(feats_lengths, feats.size(1)).unsqueeze(-1)
+        frame_mask = ~make_pad_mask(feats_lengths, maxlen=feats.size(1)).unsqueeze(-1)
         n_bins = frame_mask.sum() * self.odim
         ff_l1 = ((ff_outs - feats).abs() * frame_mask).sum() / n_bins
         ar_l1 = ((ar_outs - feats).abs() * frame_mask).sum() / n_bins

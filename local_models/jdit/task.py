@@ -1,4 +1,4 @@
-"""ESPnet2 plug-in of JDI-T (DESIGN.md section 3): `tts: jdit` in ESPnet's own TTS task.
+"""ESPnet2 plug-in of JDI-T (docs/espnet2.md): `tts: jdit` in ESPnet's own TTS task.
 
 ESPnet2 picks TTS models through the module-level ClassChoices `espnet2.tasks.tts.tts_choices`, which has no
 plug-in entry point; importing this module adds `jdit` to its `classes` dict (in place, no fork of espnet).

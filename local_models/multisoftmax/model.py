@@ -31,6 +31,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.nn.functional as F
+from espnet.nets.pytorch_backend.nets_utils import make_non_pad_mask, make_pad_mask
 from torch import nn
 
 from .units import BLANK, stack_frames_batch, stacked_length
@@ -39,10 +40,6 @@ SYSTEMS = ("mono", "vanilla", "onehot", "multisoftmax")
 UNION = "union"
 
 LSTMState = Tuple[torch.Tensor, torch.Tensor]
-
-
-def lengths_to_mask(lengths: torch.Tensor, T: int) -> torch.Tensor:
-    return torch.arange(T, device=lengths.device)[None, :] < lengths[:, None]
 
 
 def rnnt_loss(logits: torch.Tensor, targets: torch.Tensor, logit_lengths: torch.Tensor,
@@ -232,7 +229,7 @@ class MultilingualTransducer(nn.Module):
         """Per-utterance RNN-T loss of rows that all use `head`; text holds union ids (padding >= tlens)."""
         U, S = int(tlens.max()), int(hlens.max())
         text, h = text[:, :U], h[:, :S]  # the loss kernel wants the padded sizes to be the longest row's
-        valid = lengths_to_mask(tlens, U)
+        valid = make_non_pad_mask(tlens)  # (B, U) bool: U is the longest row (transcripts are never empty)
         ids = self.to_head_ids(head, text.clamp(min=0))
         bad = valid & (ids < 0)
         if bad.any():
@@ -268,7 +265,7 @@ class MultilingualTransducer(nn.Module):
         loss = out["loss_rnnt"]
         if self.lid_head is not None:
             logp, _ = self.lid_log_posteriors(h)
-            m = lengths_to_mask(xlens, h.shape[1])
+            m = ~make_pad_mask(xlens, maxlen=h.shape[1])  # (B, S) bool, True on an utterance's frames
             target = lid.long()[:, None].expand(-1, h.shape[1])
             # summed over an utterance's frames like the RNN-T loss (a sum over its units), then averaged
             # over utterances: the paper adds the two losses, and a per-frame mean would be ~100x too weak
@@ -298,5 +295,4 @@ def num_encoder_frames(num_frames, stride: int = 3):
     return stacked_length(num_frames, stride)
 
 
-__all__ = ["MultilingualTransducer", "SYSTEMS", "UNION", "rnnt_loss", "lengths_to_mask", "num_encoder_frames",
-           "balanced_lid_weights"]
+__all__ = ["MultilingualTransducer", "SYSTEMS", "UNION", "rnnt_loss", "num_encoder_frames", "balanced_lid_weights"]

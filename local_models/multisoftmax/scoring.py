@@ -1,4 +1,4 @@
-"""Scores of the multilingual RNN-T recipe (DESIGN.md section 5), as the paper defines them.
+"""Scores of the multilingual RNN-T recipe (docs/metrics.md), as the paper defines them.
 
 WER: Levenshtein word errors (substitutions + deletions + insertions) summed over utterances, divided by
 the number of reference words (word-weighted, also for the average over languages: paper Table 2 "The

@@ -1,6 +1,6 @@
-"""ESPnet2 task of the multilingual RNN-T systems (DESIGN.md section 3): `python -m local_models.bin.indic_train`.
+"""ESPnet2 task of the multilingual RNN-T systems (docs/espnet2.md): `python -m local_models.bin.indic_train`.
 
-Data (stage 4 writes them, local_models.bin.indic_prepare): `feats` (T, 80) log-mels (kaldi_ark), `text`
+Data (stage 4 writes them: local_models.bin.indic_prepare, data.prepare): `feats` (T, 80) log-mels (kaldi_ark), `text`
 union-vocabulary unit ids (text_int), `lid` language id in the order of the model's `langs` (text_int).
 A `utt2category` file beside feats.scp (the language of each utterance) makes ESPnet's folded batch
 sampler build single-language mini-batches; shuffled each epoch, a batch's language is then drawn in

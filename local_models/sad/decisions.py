@@ -1,16 +1,18 @@
-"""From frame scores to speech intervals: threshold tuning on a reference set, segments + RTTM."""
+"""From frame scores to speech intervals: threshold tuning on a reference set, segments + RTTM
+(stage 6, `local_models.bin.sad_segments`)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Dict, List, Mapping
 
 import kaldiio
 import numpy as np
 
-from local_models.common.datadir import read_table
+from local_models.common.datadir import DataDirError, atomic_open, read_table
 
 from .detectors import SHIFT, Detector
-from .labels import Intervals, to_intervals
+from .labels import Intervals, load_reference, to_intervals, write_rttm, write_segments
 from .metrics import score
 
 PRIMARY_COLLAR = 0.5  # FS02 scorer default; thresholds are tuned on pooled DCF with this collar
@@ -44,3 +46,24 @@ def best_row(rows: List[dict]) -> dict:
 
 def best_threshold(rows: List[dict]) -> float:
     return best_row(rows)["threshold"]
+
+
+def tune_threshold(detector: Detector, system: str, decode_dir, data_dir, threshold_file) -> None:
+    """Sweep DETECTOR's thresholds on DECODE_DIR against DATA_DIR's reference; write the lowest pooled DCF's
+    threshold to THRESHOLD_FILE and the sweep to <THRESHOLD_FILE>.sweep.json."""
+    ref = load_reference(data_dir)
+    if not ref:
+        raise DataDirError(data_dir, None, "no reference (ref.rttm or ref_segments) to tune on")
+    rows = sweep(detector, load_scores(decode_dir), load_durations(decode_dir), ref, detector.sweep)
+    with atomic_open(f"{threshold_file}.sweep.json") as f:
+        json.dump({"system": system, "collar": PRIMARY_COLLAR, "rows": rows}, f, indent=1)
+    with atomic_open(threshold_file) as f:
+        f.write(f"{best_threshold(rows)}\n")
+
+
+def write_detections(detector: Detector, threshold: float, decode_dirs) -> None:
+    """DECODE_DIR/segments and DECODE_DIR/hyp.rttm of every decode dir, at THRESHOLD."""
+    for d in decode_dirs:
+        speech = detect(detector, load_scores(d), threshold)
+        write_segments(Path(d) / "segments", speech)
+        write_rttm(Path(d) / "hyp.rttm", speech)

@@ -62,6 +62,14 @@ def to_numpy(x: torch.Tensor) -> np.ndarray:
     return x.detach().float().cpu().numpy()
 
 
+def non_pad_mask(lengths: torch.Tensor, xs: torch.Tensor) -> torch.Tensor:
+    """(B, T) bool on xs' device, True on the first lengths[b] units of row b (T = xs.shape[1]); lengths >= 1.
+    ESPnet's make_non_pad_mask, imported here only: decoding (neural.load_net) never needs espnet."""
+    from espnet.nets.pytorch_backend.nets_utils import make_non_pad_mask
+
+    return make_non_pad_mask(lengths, xs=xs)
+
+
 def num_segments(T: int, L: int, S: int) -> int:
     """Segments of length L, shift S needed to cover T frames (the last one may run past T: padded)."""
     return 1 + max(0, int(np.ceil((T - L) / S)))
@@ -122,8 +130,7 @@ class AbsSADNet(nn.Module):
 
     def targets(self, labels: torch.Tensor, lengths: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         """(targets, valid mask) with the logits' shape."""
-        T = labels.shape[1]
-        mask = torch.arange(T, device=labels.device)[None] < lengths[:, None]
+        mask = non_pad_mask(lengths, labels)  # chunks are never empty: lengths >= 1
         return labels.clamp(min=0).float(), mask & (labels >= 0)
 
     @torch.no_grad()
@@ -196,14 +203,12 @@ class SegRNNSAD(AbsSADNet):
         return y, seg_lengths
 
     def targets(self, labels, lengths):
-        T = labels.shape[1]
-        valid = torch.arange(T, device=labels.device)[None] < lengths[:, None]
+        valid = non_pad_mask(lengths, labels)
         lab = torch.where(valid & (labels >= 0), labels.float(), torch.zeros_like(labels, dtype=torch.float))
         segs, M = self._segments(lab.unsqueeze(-1))
         tgt = segs[..., 0].amax(dim=-1)  # OR over the segment's frames
         seg_lengths = torch.tensor([num_segments(int(n), self.L, self.S) for n in lengths], device=labels.device)
-        mask = torch.arange(M, device=labels.device)[None] < seg_lengths[:, None]
-        return tgt, mask
+        return tgt, non_pad_mask(seg_lengths, tgt)  # every row has >= 1 segment
 
     @torch.no_grad()
     def frame_probs(self, feats):

@@ -22,6 +22,8 @@ from typing import List
 
 import numpy as np
 
+from local_models.common.viterbi import warm_up
+
 from .detectors import SHIFT, Detector, n_frames
 from .statistical import two_class_hmm, viterbi_ring
 
@@ -107,6 +109,8 @@ class NeuralDetector(Detector):
             self.model_dir = str(Path(os.environ.get("SAD_EXP_DIR", "exp")) / self.model_name)
         if self.smoothing not in ("hmm", "median", "none"):
             raise ValueError(f"unknown smoothing '{self.smoothing}' (hmm, median, none)")
+        if self.smoothing == "hmm":
+            warm_up()  # the Viterbi kernel, outside the timed decoding
 
     @property
     def net(self):
@@ -190,6 +194,9 @@ class MajorityVote(Detector):
     device: str = "cpu"    # the members' nets run there
     model_file: str = ""   # checkpoint name in each member's exp dir; "": each one's best
     _dets: object = field(default=None, repr=False)
+
+    def __post_init__(self):
+        warm_up()  # its members' HMM Viterbi kernel, outside the timed decoding
 
     def scores(self, wave, sr):
         if self._dets is None:

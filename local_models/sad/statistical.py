@@ -20,6 +20,8 @@ import numpy as np
 from scipy.ndimage import minimum_filter1d, uniform_filter1d
 from scipy.signal import lfilter, stft
 
+from local_models.common.viterbi import viterbi, warm_up
+
 from .detectors import SHIFT, Detector, n_frames
 
 
@@ -71,64 +73,27 @@ def track_noise_psd(power: np.ndarray, alpha: float, window: int) -> np.ndarray:
     return minimum * min_stat_bias(alpha, window)
 
 
+def ring_log_trans(n_states: int, stay: float) -> np.ndarray:
+    """Log transitions (from, to) of a ring of N_STATES: each state stays (STAY) or moves to the next one."""
+    trans = np.zeros((n_states, n_states))
+    for i in range(n_states):
+        trans[i, i] = stay
+        trans[i, (i + 1) % n_states] = 1 - stay
+    with np.errstate(divide="ignore"):
+        return np.log(trans)
+
+
 def viterbi_ring(log_emis: np.ndarray, stay: float, log_init: np.ndarray) -> np.ndarray:
-    """Viterbi for a ring of states where each state stays or moves to the next (two_class_hmm).
-
-    Same path as `viterbi` with that transition matrix (ties broken the same way), but with two
-    predecessors per state instead of S, in plain Python floats: ~10x faster for 10 states."""
-    T, S = log_emis.shape
-    ls, lm = float(np.log(stay)), float(np.log(1 - stay))
-    emis = log_emis.tolist()
-    delta = (log_init + log_emis[0]).tolist()
-    back = bytearray(T * S)  # 1: came from the previous state of the ring
-    for t in range(1, T):
-        row, new, base = emis[t], [0.0] * S, t * S
-        for i in range(S):
-            stayed, moved = delta[i] + ls, delta[i - 1] + lm
-            # argmax over from-states picks the lower index on ties: state i-1 for i > 0, state 0 for i = 0
-            if moved > stayed or (i > 0 and moved == stayed):
-                new[i] = moved + row[i]
-                back[base + i] = 1
-            else:
-                new[i] = stayed + row[i]
-        delta = new
-    path = np.empty(T, dtype=np.int32)
-    state = int(np.argmax(delta))
-    for t in range(T - 1, -1, -1):
-        path[t] = state
-        if back[t * S + state]:
-            state = (state - 1) % S
-    return path
-
-
-def viterbi(log_emis: np.ndarray, log_trans: np.ndarray, log_init: np.ndarray) -> np.ndarray:
-    """Most likely state sequence; log_emis (T, S), log_trans (S, S) from->to, log_init (S,)."""
-    T, S = log_emis.shape
-    back = np.zeros((T, S), dtype=np.int32)
-    delta = log_init + log_emis[0]
-    for t in range(1, T):
-        cand = delta[:, None] + log_trans
-        back[t] = np.argmax(cand, axis=0)
-        delta = cand[back[t], np.arange(S)] + log_emis[t]
-    path = np.empty(T, dtype=np.int32)
-    path[-1] = int(np.argmax(delta))
-    for t in range(T - 1, 0, -1):
-        path[t - 1] = back[t, path[t]]
-    return path
+    """Viterbi over the ring of `ring_log_trans` (the topology of two_class_hmm), log_emis (T, S)."""
+    return viterbi(log_emis, ring_log_trans(log_emis.shape[1], stay), log_init)
 
 
 def two_class_hmm(states: int, stay: float):
     """Noise chain 0..n-1, speech chain n..2n-1; each state stays or moves one on; chains join at ends."""
     S = 2 * states
-    trans = np.zeros((S, S))
-    for i in range(S):
-        trans[i, i] = stay
-        trans[i, (i + 1) % S] = 1 - stay
-    with np.errstate(divide="ignore"):
-        log_trans = np.log(trans)
     log_init = np.full(S, -np.inf)
     log_init[0] = log_init[states] = np.log(0.5)
-    return log_trans, log_init
+    return ring_log_trans(S, stay), log_init
 
 
 class StatisticalSAD(Detector):
@@ -139,6 +104,7 @@ class StatisticalSAD(Detector):
     def __init__(self, config: StatConfig | None = None, threshold: float = 0.5):
         super().__init__(threshold=threshold, sweep=[0.5])
         self.cfg = config or StatConfig()
+        warm_up()  # outside the timed decoding
 
     # -- stages -------------------------------------------------------------------------
     def spectrogram(self, wave: np.ndarray, sr: int) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""ESPnet2 task for frame-level SAD (DESIGN.md section 3): `python -m local_models.bin.sad_train`.
+"""ESPnet2 task for frame-level SAD (docs/espnet2.md): `python -m local_models.bin.sad_train`.
 
 Data: `feats` (T, 257) STFT magnitudes and `labels` (T,) 0/1 float32 frame labels (kaldi_ark, made by
 sad_make_chunks). Model choice `--model {cnn1d,rnn,seg_rnn}` with `--model_conf` (see nets.py); the

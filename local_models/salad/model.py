@@ -25,7 +25,12 @@ from torch import nn
 
 
 def lengths_to_mask(lengths: torch.Tensor, T: int) -> torch.Tensor:
-    """(B, T) bool, True on valid frames."""
+    """(B, T) bool, True on valid frames.
+
+    Not ESPnet's make_non_pad_mask: the installed one (espnet 202511) takes no maxlen, and for a lengths tensor it
+    builds a (T+1, T+1) matrix: 0.4 s on one thread at T = 7000 frames (35 s of speech), the order of the windowed
+    Big SALAD's whole decode of them (0.84 s, RESULTS.md Table 3), which would skew the latency benchmark; it also
+    marks a length-0 row all valid. For 1 <= length <= T both give the same mask."""
     return torch.arange(T, device=lengths.device)[None, :] < lengths[:, None]
 
 

@@ -1,4 +1,4 @@
-"""ESPnet2 task for the SALAD / MUSA-RNN acoustic models (DESIGN.md section 3): `python -m local_models.bin.salad_train`.
+"""ESPnet2 task for the SALAD / MUSA-RNN acoustic models (docs/espnet2.md): `python -m local_models.bin.salad_train`.
 
 Data: `ling` (T, D) raw linguistic frames and `acou` (T, 43) raw acoustic frames (kaldi_ark, same T; the model
 normalises both with the train statistics it holds), and in stateful training `pos` (text_int "<window> <stream>").

@@ -15,8 +15,9 @@ then the challenge's averaging script):
 - d = DTW distance: frame distance = arccos(cos(u, v)) / pi (in [0, 1]; a zero frame is at 1 from
   any non-zero frame and at 0 from another zero frame, as ABXpy has it); the accumulated cost uses
   the steps (1,0), (0,1), (1,1) with weight 1 each and is divided by the number of cells on the best
-  path (found by backtracking, ties broken diagonal > left > up, as ABXpy and libri-light do).
-  d(a, x) is computed with x as the first (row) sequence, like libri-light.
+  path (found by backtracking, ties broken diagonal > left > up, as ABXpy and libri-light do;
+  `local_models.common.dtw.dtw_normalised`). d(a, x) is computed with x as the first (row) sequence,
+  like libri-light.
 - Frames: frame t of an utterance is taken to be centred at ``frame_offset + t * frame_shift``
   (default offset ``frame_shift / 2``: frame t covers [t*shift, (t+1)*shift), which is also what
   ZeroSpeech 2019 assumed for its time-stamp-less submissions, spreading the frames evenly over each
@@ -33,17 +34,15 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Mapping as MappingABC
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .items import Item
+from local_models.common.dtw import dtw_normalised, dtw_normalised_compiled, dtw_normalised_pairs
 
-try:  # numba comes with librosa in tools/venv; without it the DTW runs on numpy anti-diagonals
-    import numba
-except ImportError:  # pragma: no cover - exercised through backend="numpy"
-    numba = None
+from .items import Item
 
 FRAME_RULES = ("center", "libri-light")
 # Largest frame-distance block (rows x columns) computed at once: 2^23 float64 = 64 MiB.
@@ -95,6 +94,25 @@ def codes_to_features(codes, codebook: Optional[np.ndarray] = None, num_codes: O
     return out
 
 
+class CodeFeatures(MappingABC):
+    """{utt: (T, D) frames} over {utt: (T,) codes}: embeddings or one-hot, converted on access."""
+
+    def __init__(self, codes, codebook=None, num_codes=None):
+        self.codes, self.codebook, self.num_codes = codes, codebook, num_codes
+
+    def __getitem__(self, utt):
+        return codes_to_features(self.codes[utt], self.codebook, self.num_codes)
+
+    def __iter__(self):
+        return iter(self.codes)
+
+    def __len__(self):
+        return len(self.codes)
+
+    def __contains__(self, utt):
+        return utt in self.codes
+
+
 # ----------------------------------------------------------------------------- frame distances
 def _unit_rows(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     x = np.asarray(x, dtype=np.float64)
@@ -118,87 +136,21 @@ def angular_distances(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- DTW
-def _dtw_core(d):
-    """Path-length-normalised DTW of a cost matrix (plain loops: compiled by numba when present)."""
-    n, m = d.shape
-    cost = np.empty((n, m))
-    cost[0, 0] = d[0, 0]
-    for i in range(1, n):
-        cost[i, 0] = cost[i - 1, 0] + d[i, 0]
-    for j in range(1, m):
-        cost[0, j] = cost[0, j - 1] + d[0, j]
-    for i in range(1, n):
-        for j in range(1, m):
-            best = cost[i - 1, j - 1]
-            if cost[i - 1, j] < best:
-                best = cost[i - 1, j]
-            if cost[i, j - 1] < best:
-                best = cost[i, j - 1]
-            cost[i, j] = d[i, j] + best
-    i, j, length = n - 1, m - 1, 1
-    while i > 0 and j > 0:
-        diag, left, up = cost[i - 1, j - 1], cost[i, j - 1], cost[i - 1, j]
-        if diag <= left and diag <= up:
-            i -= 1
-            j -= 1
-        elif left <= up:
-            j -= 1
-        else:
-            i -= 1
-        length += 1
-    return cost[n - 1, m - 1] / (length + i + j)
-
-
-if numba is not None:
-    _dtw_jit = numba.njit(cache=True, nogil=True)(_dtw_core)
-
-    @numba.njit(cache=True, nogil=True)
-    def _dtw_pairs_jit(block, roff, rlen, coff, clen, pi, pj, out):
-        for k in range(len(pi)):
-            i, j = pi[k], pj[k]
-            out[k] = _dtw_jit(block[roff[i]:roff[i] + rlen[i], coff[j]:coff[j] + clen[j]])
-
-
-def _dtw_numpy(d: np.ndarray) -> float:
-    """Same result as `_dtw_core`: the accumulated cost filled one anti-diagonal at a time."""
-    n, m = d.shape
-    pad = np.full((n + 1, m + 1), np.inf)
-    pad[0, 0] = 0.0
-    for k in range(n + m - 1):
-        i = np.arange(max(0, k - m + 1), min(k, n - 1) + 1)
-        j = k - i
-        best = np.minimum(np.minimum(pad[i, j], pad[i, j + 1]), pad[i + 1, j])  # diag, up, left
-        pad[i + 1, j + 1] = d[i, j] + best
-    cost = pad[1:, 1:]
-    i, j, length = n - 1, m - 1, 1
-    while i > 0 and j > 0:
-        diag, left, up = cost[i - 1, j - 1], cost[i, j - 1], cost[i - 1, j]
-        if diag <= left and diag <= up:
-            i, j = i - 1, j - 1
-        elif left <= up:
-            j -= 1
-        else:
-            i -= 1
-        length += 1
-    return float(cost[n - 1, m - 1] / (length + i + j))
+BACKENDS = ("auto", "numba", "librosa")
 
 
 def _backend(backend: str) -> str:
-    if backend == "auto":
-        return "numba" if numba is not None else "numpy"
-    if backend == "numba" and numba is None:
-        raise RuntimeError("backend 'numba' asked for but numba is not installed")
-    if backend not in ("numba", "numpy"):
-        raise ValueError(f"unknown DTW backend {backend!r} (auto, numba, numpy)")
-    return backend
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown DTW backend {backend!r} ({', '.join(BACKENDS)})")
+    return "numba" if backend == "auto" else backend
 
 
 def dtw_distance(d: np.ndarray, backend: str = "auto") -> float:
-    """Path-length-normalised DTW distance of a frame-distance matrix d (n, m), n, m >= 1."""
-    d = np.ascontiguousarray(d, dtype=np.float64)
-    if d.ndim != 2 or 0 in d.shape:
-        raise ValueError(f"DTW needs a non-empty 2-D cost matrix, got shape {d.shape}")
-    return float(_dtw_jit(d)) if _backend(backend) == "numba" else _dtw_numpy(d)
+    """Path-length-normalised DTW distance of a frame-distance matrix d (n, m), n, m >= 1 (common.dtw):
+    the compiled kernel ("numba", default) or librosa.sequence.dtw ("librosa")."""
+    if _backend(backend) == "numba":
+        return dtw_normalised_compiled(d)
+    return dtw_normalised(d)
 
 
 def dtw_angular(x: np.ndarray, y: np.ndarray, backend: str = "auto") -> float:
@@ -300,12 +252,10 @@ def _context_distances(used: List[int], items: Sequence[Item], frames, backend: 
         pi, pj = np.nonzero(spk[start:stop, None] != spk[None, :])
         if len(pi):
             if backend == "numba":
-                vals = np.empty(len(pi))
-                _dtw_pairs_jit(block, offs[start:stop] - r0, lens[start:stop], offs, lens,
-                               pi.astype(np.int64), pj.astype(np.int64), vals)
+                vals = dtw_normalised_pairs(block, offs[start:stop] - r0, lens[start:stop], offs, lens, pi, pj)
             else:
-                vals = np.array([_dtw_numpy(block[offs[start + i] - r0:offs[start + i] - r0 + lens[start + i],
-                                                  offs[j]:offs[j] + lens[j]]) for i, j in zip(pi, pj)])
+                vals = np.array([dtw_normalised(block[offs[start + i] - r0:offs[start + i] - r0 + lens[start + i],
+                                                      offs[j]:offs[j] + lens[j]]) for i, j in zip(pi, pj)])
             out[start + pi, pj] = vals
         start = stop
     return out
@@ -318,7 +268,7 @@ def abx_error(features: Mapping[str, np.ndarray], items: Sequence[Item], frame_s
 
     frame_shift: seconds between frames; frame_offset: time of frame 0's centre (default
     frame_shift / 2); rule: "center" (ABXpy, default) or "libri-light" frame selection;
-    missing: "error" or "skip" for item files without features.
+    missing: "error" or "skip" for item files without features; backend: DTW kernel (see `dtw_distance`).
     """
     if not frame_shift > 0:
         raise ValueError(f"frame_shift must be > 0, got {frame_shift}")

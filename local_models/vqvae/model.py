@@ -13,13 +13,12 @@ from typing import Dict, Optional, Tuple
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+# Masks: make_pad_mask(lengths, maxlen=T) is (B, T) bool on lengths' device, True on padding; ~ of it is
+# make_non_pad_mask with a maxlen (this ESPnet's make_non_pad_mask has none). Every length here is >= 1 and
+# <= T (ESPnet maps a length of 0 to no padding at all).
+from espnet.nets.pytorch_backend.nets_utils import make_pad_mask
 
 STRIDE = 4
-
-
-def lengths_to_mask(lengths: torch.Tensor, T: int) -> torch.Tensor:
-    """(B, T) bool, True on valid frames."""
-    return torch.arange(T, device=lengths.device)[None, :] < lengths[:, None]
 
 
 def utterance_mvn(x: torch.Tensor, mask: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
@@ -155,7 +154,7 @@ class TransformerEncoder(nn.Module):
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         h = self.pe(self.inp(x))
         for i, (layers, conv) in enumerate(zip(self.blocks, self.convs)):
-            pad = ~lengths_to_mask(lengths, h.shape[1])
+            pad = make_pad_mask(lengths, maxlen=h.shape[1])
             for layer in layers:
                 h = layer(h, src_key_padding_mask=pad)
             h = h.masked_fill(pad.unsqueeze(-1), 0.0)
@@ -233,15 +232,15 @@ class VQVAE(nn.Module):
 
     def encode(self, x: torch.Tensor, lengths: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(z (B, T', D), codes (B, T'), code lengths) of raw features."""
-        x = utterance_mvn(x, lengths_to_mask(lengths, x.shape[1]))
+        x = utterance_mvn(x, ~make_pad_mask(lengths, maxlen=x.shape[1]))
         z, zlen = self.encoder(x, lengths)
         return z, self.codebook.nearest(z), zlen
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor, sids: torch.Tensor) -> Dict[str, torch.Tensor]:
-        target = utterance_mvn(x, lengths_to_mask(lengths, x.shape[1]))
+        target = utterance_mvn(x, ~make_pad_mask(lengths, maxlen=x.shape[1]))
         z, zlen = self.encoder(target, lengths)
         codes = self.codebook.nearest(z)
-        zmask = lengths_to_mask(zlen, z.shape[1])
+        zmask = ~make_pad_mask(zlen, maxlen=z.shape[1])
         if self.training:
             if not bool(self.codebook.initialised):
                 self.codebook.init_from(z.detach(), zmask)
@@ -255,7 +254,7 @@ class VQVAE(nn.Module):
         sids = sids.clamp(0, max(self.num_speakers - 1, 0))
         recon = self.decoder(zq, sids)
         T = min(recon.shape[1], target.shape[1])
-        xmask = lengths_to_mask(torch.clamp(zlen * STRIDE, max=T), T).unsqueeze(-1).float()
+        xmask = (~make_pad_mask(torch.clamp(zlen * STRIDE, max=T), maxlen=T)).unsqueeze(-1).float()
         n_frames = xmask.sum().clamp(min=1) * target.shape[2]
         recon_loss = ((recon[:, :T] - target[:, :T]) ** 2 * xmask).sum() / n_frames
         zm = zmask.unsqueeze(-1).float()
@@ -315,7 +314,7 @@ class CodebookInverter(nn.Module):
     def forward(self, e: torch.Tensor, code_lengths: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         h = e.repeat_interleave(self.repeat, dim=1)
         lengths = code_lengths * self.repeat
-        pad = ~lengths_to_mask(lengths, h.shape[1])
+        pad = make_pad_mask(lengths, maxlen=h.shape[1])
         h = self.pe(self.conv1(h))
         for layer in self.layers:
             h = layer(h, src_key_padding_mask=pad)

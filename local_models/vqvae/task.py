@@ -1,4 +1,4 @@
-"""ESPnet2 task for the VQ-VAE and its codebook inverter (DESIGN.md section 3): `python -m local_models.bin.vqvae_train`.
+"""ESPnet2 task for the VQ-VAE and its codebook inverter (docs/espnet2.md): `python -m local_models.bin.vqvae_train`.
 
 Data: `feats` (T, F) MFCC or log-mel frames (kaldi_ark), `sids` speaker index (text_int, VQ-VAE only) and
 `spec` (T, n_bins) linear magnitude spectrogram at the same 10 ms frames (kaldi_ark, inverter only).
@@ -23,10 +23,11 @@ from espnet2.torch_utils.device_funcs import force_gatherable
 from espnet2.train.abs_espnet_model import AbsESPnetModel
 from espnet2.train.class_choices import ClassChoices
 from espnet2.train.collate_fn import CommonCollateFn
+from espnet.nets.pytorch_backend.nets_utils import make_pad_mask
 
 from local_models.common.espnet_task import LocalTask
 
-from .model import STRIDE, CodebookInverter, build_vqvae, lengths_to_mask
+from .model import STRIDE, CodebookInverter, build_vqvae
 
 
 class VQVAEModel(AbsESPnetModel):
@@ -85,7 +86,7 @@ class InverterModel(AbsESPnetModel):
         pred, plen = self.predict(feats, feats_lengths)
         T = min(pred.shape[1], spec.shape[1])
         lengths = torch.minimum(torch.minimum(plen, spec_lengths), torch.tensor(T, device=plen.device))
-        m = lengths_to_mask(lengths, T).unsqueeze(-1).float()
+        m = (~make_pad_mask(lengths, maxlen=T)).unsqueeze(-1).float()
         n = m.sum().clamp(min=1)
         loss = ((pred[:, :T] - spec[:, :T]) ** 2 * m).sum() / (n * spec.shape[2])
         stats = dict(loss=loss.detach())

@@ -19,6 +19,8 @@ cd "$(dirname "$0")"
 . ./cmd.sh
 
 stage=1
+
+stage=1
 stop_stage=8
 nj=2
 train_set=train
@@ -42,50 +44,12 @@ train_args=""           # extra ESPnet2 training options, verbatim (they win), e
 inference_args=""       # extra sad_decode options, verbatim
 . parse_options.sh
 setup_devices
+. local/lib.sh          # uniq_words, has_ref, nets_of, stft_feats, train_model, decode, segment_system, ...
 
-for ls in ${seg_grid}; do  # fail before any work on a malformed grid
-    if ! [[ "${ls}" =~ ^[0-9]+:[0-9]+$ ]] || [ "${ls##*:}" -lt 1 ] || [ "${ls##*:}" -gt "${ls%%:*}" ]; then
-        die "--seg-grid: '${ls}' is not L:S with 1 <= S <= L (in 10 ms frames)"
-    fi
-done
-
-corpus=mini
-[ -n "$(. ./db.sh; echo "${FEARLESS_STEPS}")" ] && corpus=fs02
-# the nets behind the neural systems (majority_vote needs all three)
-models=""
-for s in ${systems}; do
-    case ${s} in
-        cnn_*) models+=" cnn1d" ;;
-        rnn_*) models+=" rnn" ;;
-        seg_rnn) models+=" seg_rnn" ;;
-        majority_vote) models+=" cnn1d rnn seg_rnn" ;;
-    esac
-done
-models=$(echo "${models}" | tr ' ' '\n' | awk 'NF && !seen[$0]++' | tr '\n' ' ')
-all_sets=$(echo "${dev_set} ${test_sets}" | tr ' ' '\n' | awk 'NF && !seen[$0]++' | tr '\n' ' ')
-
-# train_model CONF OUTDIR [ESPnet options...]: train a SAD net through ESPnet2 (resumes from OUTDIR's checkpoint)
-train_model() {
-    local conf=$1 out=$2; shift 2
-    espnet_train "${out}" sad_train --config "${conf}" \
-            --train_data_path_and_name_and_type "dump/${train_set}/chunks/feats.scp,feats,kaldi_ark" \
-            --train_data_path_and_name_and_type "dump/${train_set}/chunks/labels.scp,labels,kaldi_ark" \
-            --valid_data_path_and_name_and_type "dump/${dev_set}/chunks/feats.scp,feats,kaldi_ark" \
-            --valid_data_path_and_name_and_type "dump/${dev_set}/chunks/labels.scp,labels,kaldi_ark" \
-            --train_shape_file "dump/${train_set}/chunks/feats_shape" \
-            --valid_shape_file "dump/${dev_set}/chunks/feats_shape" "$@"
-}
-
-# decode SYSTEM MODEL_DIR SET OUT: frame scores of data/SET by SYSTEM -> OUT (a neural system's net: MODEL_DIR, or
-# "" for its default exp/<net>), one process (RTFs are measured on one thread); the nets on a GPU with
-# --gpu_inference true, the other detectors (energy, webrtcvad, silero_vad, stat_sad) always on the CPU
-decode() {
-    local launch=${decode_cmd} gpu=0
-    case $1 in cnn_*|rnn_*|seg_rnn|majority_vote) launch=${decode_launch} gpu=${inference_ngpu} ;; esac  # the nets
-    run_logged "$4" ${launch} --max-jobs-run 1 "$4/log/decode.log" \
-        sad_decode --system "$1" ${2:+--model-dir "$2"} --ngpu "${gpu}" --model-file "${inference_model}" \
-            ${inference_args} "data/$3" "$4"
-}
+check_seg_grid
+corpus=$(corpus_name FEARLESS_STEPS fs02)
+models=$(nets_of "${systems}")  # the nets behind the neural systems
+all_sets=$(uniq_words "${dev_set} ${test_sets}")
 
 if stage_enabled 1; then
     log "Stage 1: data -> data/{${train_set},${dev_set},eval} (corpus: ${corpus})"
@@ -97,16 +61,7 @@ fi
 
 if stage_enabled 2; then
     log "Stage 2: STFT magnitude features -> dump/<set>/feats.*.{ark,scp}"
-    for x in ${train_set} ${all_sets}; do
-        require "data/${x}/wav.scp" "stage 1 (data)"
-        validate_data_dir --no-text "data/${x}"
-        n=$(wc -l < "data/${x}/wav.scp"); j=$(( n < nj ? n : nj ))
-        split_data "data/${x}" "${j}"
-        ${decode_cmd} JOB=1:"${j}" "dump/${x}/log/feats.JOB.log" \
-            extract_feats --kind stft --sample-rate 8000 --win-ms 50 --hop-ms 10 --n-fft 512 \
-                "data/${x}/split${j}/JOB" "dump/${x}/feats.JOB"
-        cat "dump/${x}"/feats.*.scp | sort > "dump/${x}/feats.scp.tmp" && mv "dump/${x}/feats.scp.tmp" "dump/${x}/feats.scp"
-    done
+    for x in ${train_set} ${all_sets}; do stft_feats "${x}"; done
 fi
 
 if stage_enabled 3 && [ -n "${models}" ]; then
@@ -146,78 +101,31 @@ fi
 
 if stage_enabled 6; then
     log "Stage 6: thresholds tuned on ${dev_set} -> exp/<system>/threshold; segments + hyp.rttm per set"
-    ordered=$(echo "${systems}" | tr ' ' '\n' | awk 'NF && $0 != "majority_vote"' | tr '\n' ' ')
-    case " ${systems} " in *" majority_vote "*) ordered+=" majority_vote" ;; esac
-    for s in ${ordered}; do
-        if [ "${s}" = majority_vote ]; then
-            for x in ${all_sets}; do
-                # (re)decode only when missing or a member's threshold changed: rescoring stays idempotent
-                d=exp/${s}/decode_${x}
-                used=$(cat exp/cnn_hmm/threshold exp/rnn_hmm/threshold exp/seg_rnn/threshold 2>/dev/null | tr '\n' ' ')
-                if [ -f "${d}/scores.scp" ] && [ "$(cat "${d}/member_thresholds" 2>/dev/null)" = "${used}" ]; then
-                    continue
-                fi
-                decode "${s}" "" "${x}" "${d}"
-                echo "${used}" > "${d}/member_thresholds"
-            done
-        fi
-        dirs=""
-        for x in ${all_sets}; do
-            require "exp/${s}/decode_${x}/scores.scp" "stage 5 (decode)"
-            dirs+=" exp/${s}/decode_${x}"
-        done
-        tune=""
-        if [ -f "data/${dev_set}/ref.rttm" ] || [ -f "data/${dev_set}/ref_segments" ]; then
-            tune="--tune exp/${s}/decode_${dev_set} data/${dev_set}"
-        elif [ ! -f "exp/${s}/threshold" ]; then
-            log "no reference for ${dev_set}: ${s} uses its default threshold"
-        fi
-        sad_segments --system "${s}" --threshold-file "exp/${s}/threshold" ${tune} ${dirs}
-    done
+    for s in ${systems}; do [ "${s}" = majority_vote ] || segment_system "${s}"; done
+    if [[ " ${systems} " == *" majority_vote "* ]]; then  # last: needs its members' thresholds
+        decode_majority_vote
+        segment_system majority_vote
+    fi
 fi
 
 if stage_enabled 7 && [ -n "${seg_grid}" ] && [[ " ${systems} " == *" seg_rnn "* ]]; then
-    if [ ! -f "data/${dev_set}/ref.rttm" ] && [ ! -f "data/${dev_set}/ref_segments" ]; then
+    if ! has_ref "${dev_set}"; then
         log "Stage 7: skipped, no reference for ${dev_set} to score the (L, S) grid on"
     else
         log "Stage 7: segment-RNN grid (L:S frames) ${seg_grid} -> exp/seg_grid/, exp/images/seg_rnn_grid.png"
-        conf=conf/tuning/train_seg_rnn${train_config_suffix}.yaml
         require "exp/seg_rnn/threshold.sweep.json" "stage 6 (segments)"
-        main_ls=$(python -c "import yaml, sys; c = yaml.safe_load(open(sys.argv[1]))['model_conf']; print(f\"{c['seg_len']}:{c['seg_shift']}\")" exp/seg_rnn/config.yaml)
-        grid_dirs=""
-        for ls in ${seg_grid}; do
-            L=${ls%%:*}; S=${ls##*:}
-            if [ "${ls}" = "${main_ls}" ]; then grid_dirs+=" exp/seg_rnn"; continue; fi  # the Table 2 seg_rnn
-            d=exp/seg_grid/L${L}_S${S}
-            train_model "${conf}" "${d}" --model_conf "seg_len=${L}" --model_conf "seg_shift=${S}"
-            if [ ! -f "${d}/decode_${dev_set}/scores.scp" ] || [ "${d}/${inference_model}" -nt "${d}/decode_${dev_set}/scores.scp" ]; then
-                decode seg_rnn "${d}" "${dev_set}" "${d}/decode_${dev_set}"
-            fi
-            sad_segments --system seg_rnn --threshold-file "${d}/threshold" \
-                --tune "${d}/decode_${dev_set}" "data/${dev_set}"
-            grid_dirs+=" ${d}"
-        done
+        train_seg_grid  # sets grid_dirs
         ref=""
         [ -f exp/cnn_hmm/threshold.sweep.json ] && ref="--reference exp/cnn_hmm/threshold.sweep.json"
         python -m local_models.bin.sad_seg_grid ${ref} ${grid_dirs}
         # Table 2 uses the dev-best (L, S), as the paper did: when that is not exp/seg_rnn's own point, decode
         # every set with it as system seg_rnn_devbest (threshold tuned on dev like every other system)
         best=$(python -c "import json; print(json.load(open('exp/seg_grid/grid.json'))['best']['model_dir'])")
-        d=exp/seg_rnn_devbest
         if [ "${best}" = exp/seg_rnn ]; then
-            rm -rf "${d}"  # from an earlier grid whose best point was elsewhere
+            rm -rf exp/seg_rnn_devbest  # from an earlier grid whose best point was elsewhere
         else
-            log "Stage 7: dev-best grid point ${best} -> ${d} (Table 2 'Seg. RNN, dev-best')"
-            [ "$(cat "${d}/model_dir" 2>/dev/null)" = "${best}" ] || rm -rf "${d}"
-            dirs=""
-            for x in ${all_sets}; do
-                if [ ! -f "${d}/decode_${x}/scores.scp" ] || [ "${best}/${inference_model}" -nt "${d}/decode_${x}/scores.scp" ]; then
-                    decode seg_rnn "${best}" "${x}" "${d}/decode_${x}"
-                fi
-                dirs+=" ${d}/decode_${x}"
-            done
-            sad_segments --system seg_rnn --threshold-file "${d}/threshold" --tune "${d}/decode_${dev_set}" "data/${dev_set}" ${dirs}
-            echo "${best}" > "${d}/model_dir"
+            log "Stage 7: dev-best grid point ${best} -> exp/seg_rnn_devbest (Table 2 'Seg. RNN, dev-best')"
+            decode_devbest "${best}" exp/seg_rnn_devbest
         fi
     fi
 fi
@@ -225,9 +133,7 @@ fi
 if stage_enabled 8; then
     log "Stage 8: scoring -> exp/results.json, RESULTS.md, exp/images/"
     scored=""
-    for x in ${all_sets}; do
-        if [ -f "data/${x}/ref.rttm" ] || [ -f "data/${x}/ref_segments" ]; then scored+=" ${x}"; fi
-    done
+    for x in ${all_sets}; do has_ref "${x}" && scored+=" ${x}"; done
     if [ -z "${scored}" ]; then
         log "no reference in ${all_sets}: detected speech is in exp/<system>/decode_<set>/{segments,hyp.rttm}"
     else

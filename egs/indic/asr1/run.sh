@@ -15,9 +15,8 @@
 #         6 decode every test set, streaming beam search: known language (every system), LID-free (vanilla
 #           by script, multisoftmax_lid by its LID head, + oracle, + early switch-off grid, paper Table 7)
 #         7 score: WER / WERR / LID accuracy / #params -> RESULTS.md (paper Tables 2-7), exp/results.json
-# Any data dir with wav.scp, text and utt2lid can be decoded and scored: ./run.sh --stage 6 --test_sets "my_set"
-# (stage 6 extracts its features and units when stages 2-3 have not; after changing its files, run from stage 2;
-# its languages must be among --langs).
+# Decode + score any data dir with wav.scp, text, utt2lid (languages in --langs): ./run.sh --stage 6 --test_sets my_set
+# (stage 6 extracts its features and units when stages 2-3 have not; after changing its files, run from stage 2).
 # Usage: ./run.sh [--stage N] [--stop-stage M] [--nj J] [--langs "en hi ta gu"] [--train_config_suffix _tiny]
 #        mini corpus size: [--mini-train-min "en=24 hi=24 ta=8 gu=8"] [--mini-dev-min 1] [--mini-test-min 1]
 #                          [--mini-train-spk 24] [--mini-dev-spk 4]
@@ -33,27 +32,17 @@ langs="en hi ta gu"                    # language codes (local_models/multisoftm
 systems="mono vanilla onehot multisoftmax multisoftmax_lsp multisoftmax_lid"  # mono = mono_<lang> per language
 finetune="onehot multisoftmax"         # seeds finetuned into monolingual models (paper Table 3)
 train_config_suffix=_tiny              # conf/tuning/train${suffix}.yaml: "" paper size, _tiny mini corpus, _smoke tests
-# systems trained on single-language mini-batches as the paper (the others mix languages in a batch): with
-# single-language batches the LID head of multisoftmax_lid collapsed to the language prior on the mini corpus
+# single-language mini-batches as the paper (others: mixed; multisoftmax_lid's LID collapsed to the prior on them)
 lang_batch_systems="multisoftmax multisoftmax_lsp"
-# weight of multisoftmax_lid's frame-level LID cross-entropy (summed over frames, like the RNN-T loss over units):
-# at 1.0 it matched the RNN-T loss in size and the model learnt neither (mini corpus: WER 100 %, LID 38 %)
-lid_weight=0.1
-# balance multisoftmax_lid's LID loss over languages (weights from dump/fbank/train_all/hours.json, see
-# local_models/multisoftmax/model.py balanced_lid_weights): unbalanced, the mini corpus' 3:1 data drove the
-# LID head to the large languages (Tamil and Gujarati test utterances: 0 % right). false: the paper's loss
-lid_balance=true
-# LSTM layers of multisoftmax_lid's own LID branch before its softmax (0: a frame MLP on the encoder output):
-# with the MLP the tiny model told English from the rest but not Hindi, Tamil and Gujarati, even on its
-# training data
-lid_rnn_layers=1
-ft_epochs=3                           # finetuning: epochs and learning rate (on top of the training config)
+lid_weight=0.1       # multisoftmax_lid's LID cross-entropy weight (at 1.0 the mini corpus learnt neither task)
+lid_balance=true     # balance the LID loss over languages' hours (unbalanced: ta, gu 0 % LID); false: the paper's
+lid_rnn_layers=1     # LSTM layers in the LID branch (0: a frame MLP, which could not tell hi, ta and gu apart)
+ft_epochs=3                            # finetuning: epochs and learning rate (on top of the training config)
 ft_lr=0.0003
 test_sets=""                           # default: <lang>_test of every language
 beam=4                                 # streaming beam search: beam, encoder frames (30 ms) per chunk
 chunk=10
-# early switch-off settings tau(frames):s_th: the paper's Table 7, then ours with larger s_th (the LSTM LID
-# branch's summed log-posterior gaps pass 0.5 within a few frames, so the paper's s_th cut at tau on any lean)
+# early switch-off tau(frames):s_th: paper Table 7, then ours with larger s_th (LSTM LID gaps pass 0.5 at once)
 switch_off_grid="inf:inf 1000:0.2 100:0.2 30:0.2 30:0.5 10:0.2 30:40 30:80 10:40"
 mini_train_min="en=24 hi=24 ta=8 gu=8"   # mini corpus: training minutes per language
 mini_dev_min=1                         # mini corpus: dev minutes per language
@@ -69,6 +58,7 @@ train_args=""           # extra ESPnet2 training options, verbatim (they win), e
 inference_args=""       # extra indic_decode options, verbatim, e.g. "--beam 8"
 . parse_options.sh
 setup_devices
+. local/lib.sh          # expand_systems, system_conf, train, train_system, extract, prepare_test_set, decode
 
 sets=""
 for lang in ${langs}; do sets+="${lang}_train ${lang}_dev ${lang}_test "; done
@@ -78,60 +68,6 @@ extra_sets=""   # --test_sets beyond the recipe's own sets: stages 2 and 3 proce
 for x in ${test_sets}; do [[ " ${sets} " == *" ${x} "* ]] || extra_sets+="${x} "; done
 langs_yaml="[$(echo ${langs} | sed 's/ /, /g')]"
 train_conf=conf/tuning/train${train_config_suffix}.yaml
-
-# expand_systems: ${systems} with mono -> mono_<lang> for every language
-expand_systems() {
-    local s l
-    for s in ${systems}; do
-        if [ "${s}" = mono ]; then for l in ${langs}; do printf 'mono_%s ' "${l}"; done; else printf '%s ' "${s}"; fi
-    done
-}
-
-# system_conf NAME: the --model_conf options of a system (see local_models/multisoftmax/model.py)
-system_conf() {
-    case "$1" in
-        mono_*) echo "--model_conf system=mono --model_conf lang=${1#mono_}" ;;
-        vanilla|onehot|multisoftmax) echo "--model_conf system=$1" ;;
-        multisoftmax_lsp) echo "--model_conf system=multisoftmax --model_conf lsp=true" ;;
-        multisoftmax_lid)
-            echo "--model_conf system=multisoftmax --model_conf lid=true --model_conf lid_weight=${lid_weight}" \
-                 "--model_conf lid_rnn_layers=${lid_rnn_layers}"
-            if [ "${lid_balance}" = true ]; then echo "--model_conf lid_hours_file=${PWD}/dump/fbank/train_all/hours.json"; fi ;;
-        ft_*) system_conf "$(seed_of "$1")" ;;
-        *) die "unknown system '$1' (mono, vanilla, onehot, multisoftmax, multisoftmax_lsp, multisoftmax_lid)" ;;
-    esac
-}
-seed_of() { local s=${1#ft_}; echo "${s%_*}"; }   # ft_<seed>_<lang> -> <seed>
-lang_of() { case "$1" in mono_*|ft_*) echo "${1##*_}" ;; *) echo "" ;; esac; }   # "" = every language
-
-# train NAME TRAIN_SET VALID_SET [EXTRA ESPNET OPTIONS...]: ESPnet2 training into exp/NAME (resumes)
-train() {
-    local name=$1 tr=dump/fbank/$2 dv=dump/fbank/$3 out=exp/$1; shift 3
-    espnet_train "${out}" indic_train --config "${train_conf}" $(system_conf "${name}") --model_conf "langs=${langs_yaml}" \
-            --model_conf "units_dir=${PWD}/data/lang" --model_conf "stats_file=${PWD}/dump/fbank/train_all/stats.npz" \
-            --train_data_path_and_name_and_type "${tr}/feats.scp,feats,kaldi_ark" \
-            --train_data_path_and_name_and_type "${tr}/text_int,text,text_int" \
-            --train_data_path_and_name_and_type "${tr}/lid_int,lid,text_int" --train_shape_file "${tr}/feats.shape" \
-            --valid_data_path_and_name_and_type "${dv}/feats.scp,feats,kaldi_ark" \
-            --valid_data_path_and_name_and_type "${dv}/text_int,text,text_int" \
-            --valid_data_path_and_name_and_type "${dv}/lid_int,lid,text_int" --valid_shape_file "${dv}/feats.shape" "$@"
-}
-
-# extract SET: log-mel features of data/SET -> dump/fbank/SET/feats.{scp,shape}, utt2num_frames, utt2dur
-extract() {
-    local x=$1 d=dump/fbank/$1 n j f
-    n=$(wc -l < "data/${x}/utt2spk"); j=$(( n < nj ? n : nj ))
-    rm -rf "${d}"  # no stale shards from a run with another --nj
-    split_data "data/${x}" "${j}"
-    ${decode_cmd} JOB=1:"${j}" "${d}/log/feats.JOB.log" \
-        extract_feats $(grep -v '^#' conf/fbank.conf) "data/${x}/split${j}/JOB" "${d}/feats.JOB"
-    for f in scp shape utt2num_frames utt2dur; do
-        cat "${d}"/feats.*."${f}" | sort > "${d}/.${f}.tmp"
-    done
-    mv "${d}/.utt2num_frames.tmp" "${d}/utt2num_frames"; mv "${d}/.utt2dur.tmp" "${d}/utt2dur"
-    mv "${d}/.shape.tmp" "${d}/feats.shape"; mv "${d}/.scp.tmp" "${d}/feats.scp"  # feats.scp last: "done"
-    [ "$(wc -l < "${d}/feats.scp")" -eq "${n}" ] || die "${d}/feats.scp: $(wc -l < "${d}/feats.scp") of ${n} utterances"
-}
 
 if stage_enabled 1; then
     log "Stage 1: data -> data/<lang>_{train,dev,test} (+ utt2lid) for ${langs}"
@@ -155,7 +91,7 @@ if stage_enabled 3; then
         require "data/${x}/utt2lid" "stage 1 (data) or your --test_sets data dir"
         validate_data_dir --no-feats --no-wav "data/${x}"
     done
-    python -m local_models.bin.indic_units --langs "${langs}" --sets "${sets} ${extra_sets}" data data/lang
+    make_units
 fi
 
 if stage_enabled 4; then
@@ -164,15 +100,8 @@ if stage_enabled 4; then
     for x in ${sets}; do require "data/${x}/text_units" "stage 3 (units)"; done
     python -m local_models.bin.indic_prepare --langs "${langs}" --sets "${sets}" data data/lang dump/fbank
     for s in $(expand_systems); do
-        l=$(lang_of "${s}")
         log "Stage 4: train ${s} (${train_conf}) -> exp/${s}"
-        if [ -n "${l}" ]; then
-            train_pool train "${s}" "${l}_train" "${l}_dev"
-        elif [[ " ${lang_batch_systems} " == *" ${s} "* ]]; then
-            train_pool train "${s}" train_all dev_all      # train_all/utt2category: single-language batches
-        else
-            train_pool train "${s}" train_mixed dev_all
-        fi
+        train_system "${s}"
     done
     pool_wait
 fi
@@ -188,33 +117,10 @@ if stage_enabled 5; then
     done
     pool_wait
 fi
-# decode NAME SET MODE [OPTIONS...]: streaming beam search of dump/fbank/SET with exp/NAME -> exp/NAME/decode_SET/MODE
-decode() {
-    local name=$1 x=$2 mode=$3 out=exp/$1/decode_$2/$3; shift 3
-    run_logged "${out}" ${decode_launch} "${out}/decode.log" \
-        python -m local_models.bin.indic_decode --model_dir "exp/${name}" --model_file "${inference_model}" \
-            --ngpu "${inference_ngpu}" --feats "dump/fbank/${x}/feats.scp" --utt2lid "data/${x}/utt2lid" \
-            --mode "${mode}" --beam "${beam}" --chunk "${chunk}" "$@" ${inference_args} "${out}"
-}
 
 if stage_enabled 6; then
-    # a --test_sets data dir that stages 2-3 never saw (your own wav.scp + text + utt2lid): prepare it now, as
-    # they would (units from the training sets, unchanged)
-    for x in ${test_sets}; do
-        if [ ! -f "dump/fbank/${x}/feats.scp" ]; then
-            require "data/${x}/wav.scp" "stage 1 (data) or your --test_sets data dir"
-            validate_data_dir --no-feats "data/${x}"
-            log "Stage 6: data/${x} has no features yet: extracting them (stage 2's step)"
-            extract "${x}"
-        fi
-        if [ ! -f "data/${x}/text_norm" ]; then
-            require "data/${x}/utt2lid" "stage 1 (data) or your --test_sets data dir"
-            validate_data_dir --no-feats --no-wav "data/${x}"
-            log "Stage 6: data/${x} has no text_norm yet: stage 3's units for ${sets} ${extra_sets}"
-            python -m local_models.bin.indic_units --langs "${langs}" --sets "${sets} ${extra_sets}" data data/lang
-        fi
-    done
-    for s in $(expand_systems) $(for f in ${finetune}; do for l in ${langs}; do printf 'ft_%s_%s ' "${f}" "${l}"; done; done); do
+    for x in ${test_sets}; do prepare_test_set "${x}"; done
+    for s in $(expand_systems) $(finetuned_systems); do
         [ -e "exp/${s}/${inference_model}" ] || { log "Stage 6: skip ${s} (no exp/${s}/${inference_model}: not trained)"; continue; }
         l=$(lang_of "${s}")
         for x in ${test_sets}; do
@@ -234,8 +140,7 @@ fi
 
 if stage_enabled 7; then
     log "Stage 7: score -> exp/results.json, RESULTS.md, exp/images/switchoff.png"
-    corpus=mini
-    [ -n "$(. ./db.sh; echo "${INDIC:-}")" ] && corpus=indic
+    corpus=$(corpus_name INDIC indic)
     python -m local_models.bin.indic_score --langs "${langs}" --systems "$(expand_systems)" --finetune "${finetune}" \
         --test-sets "${test_sets}" --corpus "${corpus}" --exp exp --results RESULTS.md \
         --note "Training config conf/tuning/train${train_config_suffix}.yaml; beam ${beam}, chunks of ${chunk} encoder frames."

@@ -3,16 +3,4 @@
 # train_cmd / cuda_cmd run the acoustic-model training, decode_cmd feature extraction, decoding and scoring).
 # cuda_cmd is for jobs on GPUs: run.sh adds `--gpu N` (--ngpu for training, 1 for --gpu_inference true), which
 # the slurm backend turns into --gres=gpu:N and the local backend ignores (the job sees this machine's GPUs).
-cmd_backend=${cmd_backend:-local}
-if [ "${cmd_backend}" = local ]; then
-    export train_cmd="launch --backend local"
-    export cuda_cmd="launch --backend local"
-    export decode_cmd="launch --backend local"
-elif [ "${cmd_backend}" = slurm ]; then
-    export train_cmd="launch --backend slurm --mem 16G --time 24:00:00"
-    export cuda_cmd="launch --backend slurm --mem 32G --time 24:00:00"
-    export decode_cmd="launch --backend slurm --mem 4G --time 4:00:00"
-else
-    echo "cmd.sh: unknown cmd_backend '${cmd_backend}' (local or slurm)" >&2
-    return 1
-fi
+cmd_setup --train "--mem 16G --time 24:00:00" --cuda "--mem 32G --time 24:00:00" --decode "--mem 4G --time 4:00:00"

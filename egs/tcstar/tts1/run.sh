@@ -44,39 +44,9 @@ setup_devices
 
 [ -n "${test_sets}" ] || test_sets=$(for s in ${speakers}; do printf '%s_test ' "${s}"; done)
 questions=conf/questions_es.hed
-corpus=mini
-[ -n "$(. ./db.sh; echo "${TCSTAR:-}")" ] && corpus=tcstar
+corpus=$(corpus_name TCSTAR tcstar)
 
-# up_to_date OUT IN...: OUT exists and is newer than every IN (a rerun for new --test_sets skips the train dumps)
-up_to_date() {
-    local out=$1 f; shift
-    [ -e "${out}" ] || return 1
-    for f in "$@"; do [ "${out}" -nt "${f}" ] || return 1; done
-}
-
-# models_for SET: the speakers whose models decode data/SET
-models_for() {
-    local s
-    for s in ${speakers}; do [[ "$1" == "${s}_"* ]] && { echo "${s}"; return; }; done
-    echo "${speakers}"
-}
-
-# make_labels SET: stage 2 for one data dir (lab.scp; utterances without a label get the front end + alignment)
-make_labels() {
-    require "data/$1/wav.scp" "stage 1 (data) or your own data dir with wav.scp + text"
-    validate_data_dir --no-feats "data/$1"
-    log "Stage 2: labels of data/$1 (utterances without one get front end + espeak-ng alignment)"
-    python -m local_models.bin.salad_label --nj "${nj}" "data/$1"
-}
-
-# test_feats SET SPK: stage 3 for one test set, on the duration scale of SPK's training data -> dump/SPK/SET
-test_feats() {
-    require "data/$1/lab.scp" "stage 2 (labels)"
-    require "dump/$2/train/max_dur_frames" "stage 3 (features of ${2}'s training set)"
-    log "Stage 3: features of $1 (duration scale of $2) -> dump/$2/$1"
-    python -m local_models.bin.salad_dump feats --questions "${questions}" --f0-method "${f0_method}" \
-        --nj "${nj}" --max-dur-frames "$(cat "dump/$2/train/max_dur_frames")" "data/$1" "dump/$2/$1"
-}
+. local/lib.sh          # up_to_date, models_for, make_labels, test_feats
 
 if stage_enabled 1; then
     log "Stage 1: data -> data/<spk>_{train,valid,test}"

@@ -1,6 +1,6 @@
 """Build an Apollo-11-like SAD mini corpus: long 8 kHz streams of short speech bursts in hard noise.
 
-What makes Fearless Steps hard is reproduced on purpose (DESIGN.md section 4):
+What makes Fearless Steps hard is reproduced on purpose (docs/data.md):
 - speech is short (one or two words per burst) and about 30 % of the time;
 - 8 kHz, band-limited to 300-3400 Hz like the radio channel;
 - SNR drifts between 0 and 20 dB inside a stream, and the talker level varies burst to burst;

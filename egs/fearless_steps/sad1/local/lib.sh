@@ -1,0 +1,145 @@
+# Shell functions of run.sh (sourced by it after option parsing: they read its options and variables).
+
+# uniq_words "WORDS": the words in first-seen order, each followed by a space
+uniq_words() {
+    echo "$1" | tr ' ' '\n' | awk 'NF && !seen[$0]++' | tr '\n' ' '
+}
+
+# has_ref SET: data/SET has a reference (ref.rttm or ref_segments)
+has_ref() {
+    [ -f "data/$1/ref.rttm" ] || [ -f "data/$1/ref_segments" ]
+}
+
+# check_seg_grid: fail before any work on a malformed --seg-grid
+check_seg_grid() {
+    local ls
+    for ls in ${seg_grid}; do
+        if ! [[ "${ls}" =~ ^[0-9]+:[0-9]+$ ]] || [ "${ls##*:}" -lt 1 ] || [ "${ls##*:}" -gt "${ls%%:*}" ]; then
+            die "--seg-grid: '${ls}' is not L:S with 1 <= S <= L (in 10 ms frames)"
+        fi
+    done
+}
+
+# nets_of "SYSTEMS": the nets behind the neural systems (majority_vote needs all three)
+nets_of() {
+    local s models=""
+    for s in $1; do
+        case ${s} in
+            cnn_*) models+=" cnn1d" ;;
+            rnn_*) models+=" rnn" ;;
+            seg_rnn) models+=" seg_rnn" ;;
+            majority_vote) models+=" cnn1d rnn seg_rnn" ;;
+        esac
+    done
+    uniq_words "${models}"
+}
+
+# stft_feats SET: STFT magnitude features of data/SET (FFT 512, 50 ms window, 10 ms shift) in up to ${nj} jobs
+stft_feats() {
+    local x=$1 n j
+    require "data/${x}/wav.scp" "stage 1 (data)"
+    validate_data_dir --no-text "data/${x}"
+    n=$(wc -l < "data/${x}/wav.scp"); j=$(( n < nj ? n : nj ))
+    split_data "data/${x}" "${j}"
+    ${decode_cmd} JOB=1:"${j}" "dump/${x}/log/feats.JOB.log" \
+        extract_feats --kind stft --sample-rate 8000 --win-ms 50 --hop-ms 10 --n-fft 512 \
+            "data/${x}/split${j}/JOB" "dump/${x}/feats.JOB"
+    cat "dump/${x}"/feats.*.scp | sort > "dump/${x}/feats.scp.tmp" && mv "dump/${x}/feats.scp.tmp" "dump/${x}/feats.scp"
+}
+
+# train_model CONF OUTDIR [ESPnet options...]: train a SAD net through ESPnet2 (resumes from OUTDIR's checkpoint)
+train_model() {
+    local conf=$1 out=$2; shift 2
+    espnet_train "${out}" sad_train --config "${conf}" \
+            --train_data_path_and_name_and_type "dump/${train_set}/chunks/feats.scp,feats,kaldi_ark" \
+            --train_data_path_and_name_and_type "dump/${train_set}/chunks/labels.scp,labels,kaldi_ark" \
+            --valid_data_path_and_name_and_type "dump/${dev_set}/chunks/feats.scp,feats,kaldi_ark" \
+            --valid_data_path_and_name_and_type "dump/${dev_set}/chunks/labels.scp,labels,kaldi_ark" \
+            --train_shape_file "dump/${train_set}/chunks/feats_shape" \
+            --valid_shape_file "dump/${dev_set}/chunks/feats_shape" "$@"
+}
+
+# decode SYSTEM MODEL_DIR SET OUT: frame scores of data/SET by SYSTEM -> OUT (a neural system's net: MODEL_DIR, or
+# "" for its default exp/<net>), one process (RTFs are measured on one thread); the nets on a GPU with
+# --gpu_inference true, the other detectors (energy, webrtcvad, silero_vad, stat_sad) always on the CPU
+decode() {
+    local launch=${decode_cmd} gpu=0
+    case $1 in cnn_*|rnn_*|seg_rnn|majority_vote) launch=${decode_launch} gpu=${inference_ngpu} ;; esac  # the nets
+    run_logged "$4" ${launch} --max-jobs-run 1 "$4/log/decode.log" \
+        python -m local_models.bin.sad_decode --system "$1" ${2:+--model-dir "$2"} --ngpu "${gpu}" \
+            --model-file "${inference_model}" ${inference_args} "data/$3" "$4"
+}
+
+# decode_majority_vote: (re)decode majority_vote on every set, only when missing or a member's threshold changed
+# (rescoring stays idempotent)
+decode_majority_vote() {
+    local x d used
+    for x in ${all_sets}; do
+        d=exp/majority_vote/decode_${x}
+        used=$(cat exp/cnn_hmm/threshold exp/rnn_hmm/threshold exp/seg_rnn/threshold 2>/dev/null | tr '\n' ' ')
+        if [ -f "${d}/scores.scp" ] && [ "$(cat "${d}/member_thresholds" 2>/dev/null)" = "${used}" ]; then
+            continue
+        fi
+        decode majority_vote "" "${x}" "${d}"
+        echo "${used}" > "${d}/member_thresholds"
+    done
+}
+
+# segment_system SYSTEM: tune SYSTEM's threshold on ${dev_set} (when it has a reference), then write segments +
+# hyp.rttm of every set
+segment_system() {
+    local s=$1 x dirs="" tune=""
+    for x in ${all_sets}; do
+        require "exp/${s}/decode_${x}/scores.scp" "stage 5 (decode)"
+        dirs+=" exp/${s}/decode_${x}"
+    done
+    if has_ref "${dev_set}"; then
+        tune="--tune exp/${s}/decode_${dev_set} data/${dev_set}"
+    elif [ ! -f "exp/${s}/threshold" ]; then
+        log "no reference for ${dev_set}: ${s} uses its default threshold"
+    fi
+    # shellcheck disable=SC2086  # word lists
+    python -m local_models.bin.sad_segments --system "${s}" --threshold-file "exp/${s}/threshold" ${tune} ${dirs}
+}
+
+# stale SCORES MODEL_FILE: SCORES is missing or older than the checkpoint that made it
+stale() {
+    [ ! -f "$1" ] || [ "$2" -nt "$1" ]
+}
+
+# train_seg_grid: every (L, S) point of ${seg_grid} trained, decoded on ${dev_set} and tuned there (the Table 2
+# exp/seg_rnn stands for its own point); sets grid_dirs
+train_seg_grid() {
+    local conf=conf/tuning/train_seg_rnn${train_config_suffix}.yaml main_ls ls L S d
+    main_ls=$(python -c "import yaml, sys; c = yaml.safe_load(open(sys.argv[1]))['model_conf']; print(f\"{c['seg_len']}:{c['seg_shift']}\")" exp/seg_rnn/config.yaml)
+    grid_dirs=""
+    for ls in ${seg_grid}; do
+        L=${ls%%:*}; S=${ls##*:}
+        if [ "${ls}" = "${main_ls}" ]; then grid_dirs+=" exp/seg_rnn"; continue; fi  # the Table 2 seg_rnn
+        d=exp/seg_grid/L${L}_S${S}
+        train_model "${conf}" "${d}" --model_conf "seg_len=${L}" --model_conf "seg_shift=${S}"
+        if stale "${d}/decode_${dev_set}/scores.scp" "${d}/${inference_model}"; then
+            decode seg_rnn "${d}" "${dev_set}" "${d}/decode_${dev_set}"
+        fi
+        python -m local_models.bin.sad_segments --system seg_rnn --threshold-file "${d}/threshold" \
+            --tune "${d}/decode_${dev_set}" "data/${dev_set}"
+        grid_dirs+=" ${d}"
+    done
+}
+
+# decode_devbest BEST D: decode every set with the grid point BEST as system seg_rnn_devbest into D (threshold
+# tuned on ${dev_set} like every other system's)
+decode_devbest() {
+    local best=$1 d=$2 x dirs=""
+    [ "$(cat "${d}/model_dir" 2>/dev/null)" = "${best}" ] || rm -rf "${d}"
+    for x in ${all_sets}; do
+        if stale "${d}/decode_${x}/scores.scp" "${best}/${inference_model}"; then
+            decode seg_rnn "${best}" "${x}" "${d}/decode_${x}"
+        fi
+        dirs+=" ${d}/decode_${x}"
+    done
+    # shellcheck disable=SC2086  # word list
+    python -m local_models.bin.sad_segments --system seg_rnn --threshold-file "${d}/threshold" \
+        --tune "${d}/decode_${dev_set}" "data/${dev_set}" ${dirs}
+    echo "${best}" > "${d}/model_dir"
+}

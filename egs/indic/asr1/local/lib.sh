@@ -1,0 +1,107 @@
+# Shell functions of run.sh (sourced by it after option parsing: they read its options and variables).
+
+# expand_systems: ${systems} with mono -> mono_<lang> for every language
+expand_systems() {
+    local s l
+    for s in ${systems}; do
+        if [ "${s}" = mono ]; then for l in ${langs}; do printf 'mono_%s ' "${l}"; done; else printf '%s ' "${s}"; fi
+    done
+}
+
+# finetuned_systems: ft_<seed>_<lang> for every seed of ${finetune} and every language
+finetuned_systems() {
+    local f l
+    for f in ${finetune}; do for l in ${langs}; do printf 'ft_%s_%s ' "${f}" "${l}"; done; done
+}
+
+# system_conf NAME: the --model_conf options of a system (see local_models/multisoftmax/model.py)
+system_conf() {
+    case "$1" in
+        mono_*) echo "--model_conf system=mono --model_conf lang=${1#mono_}" ;;
+        vanilla|onehot|multisoftmax) echo "--model_conf system=$1" ;;
+        multisoftmax_lsp) echo "--model_conf system=multisoftmax --model_conf lsp=true" ;;
+        multisoftmax_lid)
+            echo "--model_conf system=multisoftmax --model_conf lid=true --model_conf lid_weight=${lid_weight}" \
+                 "--model_conf lid_rnn_layers=${lid_rnn_layers}"
+            if [ "${lid_balance}" = true ]; then echo "--model_conf lid_hours_file=${PWD}/dump/fbank/train_all/hours.json"; fi ;;
+        ft_*) system_conf "$(seed_of "$1")" ;;
+        *) die "unknown system '$1' (mono, vanilla, onehot, multisoftmax, multisoftmax_lsp, multisoftmax_lid)" ;;
+    esac
+}
+seed_of() { local s=${1#ft_}; echo "${s%_*}"; }   # ft_<seed>_<lang> -> <seed>
+lang_of() { case "$1" in mono_*|ft_*) echo "${1##*_}" ;; *) echo "" ;; esac; }   # "" = every language
+
+# train NAME TRAIN_SET VALID_SET [EXTRA ESPNET OPTIONS...]: ESPnet2 training into exp/NAME (resumes)
+train() {
+    local name=$1 tr=dump/fbank/$2 dv=dump/fbank/$3 out=exp/$1; shift 3
+    espnet_train "${out}" indic_train --config "${train_conf}" $(system_conf "${name}") --model_conf "langs=${langs_yaml}" \
+            --model_conf "units_dir=${PWD}/data/lang" --model_conf "stats_file=${PWD}/dump/fbank/train_all/stats.npz" \
+            --train_data_path_and_name_and_type "${tr}/feats.scp,feats,kaldi_ark" \
+            --train_data_path_and_name_and_type "${tr}/text_int,text,text_int" \
+            --train_data_path_and_name_and_type "${tr}/lid_int,lid,text_int" --train_shape_file "${tr}/feats.shape" \
+            --valid_data_path_and_name_and_type "${dv}/feats.scp,feats,kaldi_ark" \
+            --valid_data_path_and_name_and_type "${dv}/text_int,text,text_int" \
+            --valid_data_path_and_name_and_type "${dv}/lid_int,lid,text_int" --valid_shape_file "${dv}/feats.shape" "$@"
+}
+
+# train_system NAME: stage 4's training of a system (background, train_pool) on its training set: its language's
+# (mono), train_all (${lang_batch_systems}: utt2category gives single-language batches), else train_mixed
+train_system() {
+    local s=$1 l
+    l=$(lang_of "${s}")
+    if [ -n "${l}" ]; then
+        train_pool train "${s}" "${l}_train" "${l}_dev"
+    elif [[ " ${lang_batch_systems} " == *" ${s} "* ]]; then
+        train_pool train "${s}" train_all dev_all
+    else
+        train_pool train "${s}" train_mixed dev_all
+    fi
+}
+
+# extract SET: log-mel features of data/SET -> dump/fbank/SET/feats.{scp,shape}, utt2num_frames, utt2dur
+extract() {
+    local x=$1 d=dump/fbank/$1 n j f
+    n=$(wc -l < "data/${x}/utt2spk"); j=$(( n < nj ? n : nj ))
+    rm -rf "${d}"  # no stale shards from a run with another --nj
+    split_data "data/${x}" "${j}"
+    ${decode_cmd} JOB=1:"${j}" "${d}/log/feats.JOB.log" \
+        extract_feats $(grep -v '^#' conf/fbank.conf) "data/${x}/split${j}/JOB" "${d}/feats.JOB"
+    for f in scp shape utt2num_frames utt2dur; do
+        cat "${d}"/feats.*."${f}" | sort > "${d}/.${f}.tmp"
+    done
+    mv "${d}/.utt2num_frames.tmp" "${d}/utt2num_frames"; mv "${d}/.utt2dur.tmp" "${d}/utt2dur"
+    mv "${d}/.shape.tmp" "${d}/feats.shape"; mv "${d}/.scp.tmp" "${d}/feats.scp"  # feats.scp last: "done"
+    [ "$(wc -l < "${d}/feats.scp")" -eq "${n}" ] || die "${d}/feats.scp: $(wc -l < "${d}/feats.scp") of ${n} utterances"
+}
+
+# make_units: stage 3's units of ${sets} ${extra_sets} (local_models.bin.indic_units)
+make_units() {
+    python -m local_models.bin.indic_units --langs "${langs}" --sets "${sets} ${extra_sets}" data data/lang
+}
+
+# prepare_test_set SET: a --test_sets data dir that stages 2-3 never saw (your own wav.scp + text + utt2lid):
+# its features and units now, as they would make them (units from the training sets, unchanged)
+prepare_test_set() {
+    local x=$1
+    if [ ! -f "dump/fbank/${x}/feats.scp" ]; then
+        require "data/${x}/wav.scp" "stage 1 (data) or your --test_sets data dir"
+        validate_data_dir --no-feats "data/${x}"
+        log "Stage 6: data/${x} has no features yet: extracting them (stage 2's step)"
+        extract "${x}"
+    fi
+    if [ ! -f "data/${x}/text_norm" ]; then
+        require "data/${x}/utt2lid" "stage 1 (data) or your --test_sets data dir"
+        validate_data_dir --no-feats --no-wav "data/${x}"
+        log "Stage 6: data/${x} has no text_norm yet: stage 3's units for ${sets} ${extra_sets}"
+        make_units
+    fi
+}
+
+# decode NAME SET MODE [OPTIONS...]: streaming beam search of dump/fbank/SET with exp/NAME -> exp/NAME/decode_SET/MODE
+decode() {
+    local name=$1 x=$2 mode=$3 out=exp/$1/decode_$2/$3; shift 3
+    run_logged "${out}" ${decode_launch} "${out}/decode.log" \
+        python -m local_models.bin.indic_decode --model_dir "exp/${name}" --model_file "${inference_model}" \
+            --ngpu "${inference_ngpu}" --feats "dump/fbank/${x}/feats.scp" --utt2lid "data/${x}/utt2lid" \
+            --mode "${mode}" --beam "${beam}" --chunk "${chunk}" "$@" ${inference_args} "${out}"
+}

@@ -1,0 +1,118 @@
+"""What egs/kss/tts1's scoring stage measures (paper 002, JDI-T): duration accuracy against true durations and
+attention failures of the autoregressive models. `report` collects these into results.json and RESULTS.md.
+
+Attention failures, per utterance, from the attention saved at synthesis (for the Transformer the
+encoder-decoder head with the highest focus rate, as ESPnet's DurationCalculator picks it), with p_t the argmax
+input token of output frame t:
+  skip:       p_t - p_{t-1} > SKIP_TOKENS (it jumps over more than a syllable: jamo tokens come 2-3 per syllable
+              and a silent initial or a <space> may legitimately take no frame),
+  repeat:     p_t < max_{s<t} p_s - SKIP_TOKENS (it goes back over a syllable it had passed),
+  incomplete: the last frame's p_T is not among the last SKIP_TOKENS input tokens (stopped early), or the
+              decoder ran to its maximum length (never stopped).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from local_models.common.datadir import read_table
+
+from .g2p import PUNCT_TOKENS, SPACE, VOWELS
+
+SKIP_TOKENS = 3  # attention-failure thresholds, in input tokens (see the module docstring)
+
+
+def read_durations(path: Path) -> dict:
+    return {k: np.array(v.split(), dtype=int) for k, v in read_table(path).items()}
+
+
+def duration_accuracy(hyp: dict, ref: dict, where: str, tokens: Optional[dict] = None) -> dict:
+    """Over all tokens of the utterances in both: MAE in frames, share within +-1 frame, share of zero durations;
+    and over the internal token boundaries (cumulative sums, the last one is the utterance length): boundary MAE
+    in frames and share within +-1 frame (11.6 ms at hop 256 / 22.05 kHz: the usual 20 ms tolerance).
+
+    The boundary error separates two things the duration MAE mixes: where the aligner puts the acoustic
+    segment boundaries, and how it shares a segment between a sounding token and a silent neighbour (the
+    syllable-onset placeholder and <space> have 0 true frames): frames moved onto such a token cost twice in the
+    duration MAE but shift only the one boundary between them.
+
+    With `tokens` ({utt: [token, ...]}, e.g. text_phn) also `bias`: {token: [mean signed error (hyp - true),
+    count]}, where an aligner is systematically long or short, and `boundary_bias`: {"C>V" etc.: [mean signed
+    boundary error, count]} by the classes of the two tokens a boundary separates (token_class): an aligner
+    that is late at consonant-to-vowel boundaries only makes consonants long and vowels short."""
+    utts = sorted(set(hyp) & set(ref))
+    if not utts:
+        raise ValueError(f"{where}: no utterance in common with the true durations")
+    err, bnd, zeros, per_token, per_pair = [], [], 0, {}, {}
+    for u in utts:
+        if len(hyp[u]) != len(ref[u]):
+            raise ValueError(f"{where}: utterance {u}: {len(hyp[u])} durations for {len(ref[u])} tokens")
+        diff = hyp[u] - ref[u]
+        err.append(np.abs(diff))
+        bnd.append(np.cumsum(hyp[u])[:-1] - np.cumsum(ref[u])[:-1])
+        zeros += int((hyp[u] == 0).sum())
+        if tokens is not None and u in tokens:
+            if len(tokens[u]) != len(diff):
+                raise ValueError(f"{where}: utterance {u}: {len(diff)} durations for {len(tokens[u])} tokens "
+                                 f"in its text")
+            for t, d in zip(tokens[u], diff):
+                per_token.setdefault(t, []).append(int(d))
+            classes = [token_class(t) for t in tokens[u]]
+            for a, c, d in zip(classes, classes[1:], bnd[-1]):
+                per_pair.setdefault(f"{a}>{c}", []).append(int(d))
+    e, b = np.concatenate(err), np.concatenate(bnd)
+    out = dict(mae_frames=float(e.mean()), within1=float((e <= 1).mean()), zero_share=zeros / len(e),
+               boundary_mae_frames=float(np.abs(b).mean()) if len(b) else 0.0,
+               boundary_within1=float((np.abs(b) <= 1).mean()) if len(b) else 1.0,
+               boundary_signed_mean=float(b.mean()) if len(b) else 0.0,
+               tokens=int(len(e)), utterances=len(utts))
+    if tokens is not None:
+        out["bias"] = {t: [float(np.mean(v)), len(v)] for t, v in per_token.items()}
+        out["boundary_bias"] = {k: [float(np.mean(v)), len(v)] for k, v in per_pair.items()}
+    return out
+
+
+def token_class(tok: str) -> str:
+    """V vowel jamo, C consonant jamo, _ word boundary (<space>), P pause / punctuation, ? anything else."""
+    if tok in VOWELS:
+        return "V"
+    if tok == SPACE:
+        return "_"
+    if tok in PUNCT_TOKENS:
+        return "P"
+    return "C" if len(tok) == 1 and 0x1100 <= ord(tok) <= 0x11FF else "?"
+
+
+def uniform_durations(ref: dict) -> dict:
+    """Each utterance's frame count spread evenly over its tokens (rounded boundaries)."""
+    out = {}
+    for u, d in ref.items():
+        n, total = len(d), int(d.sum())
+        out[u] = np.diff(np.round(np.arange(n + 1) * total / n).astype(int))
+    return out
+
+
+def strip_eos(hyp: dict, ref: dict) -> dict:
+    """ESPnet's durations carry one more entry than our tokens (<sos/eos>): drop it where that is the case."""
+    return {u: (d[:-1] if u in ref and len(d) == len(ref[u]) + 1 else d) for u, d in hyp.items()}
+
+
+def attention_path(att: np.ndarray) -> np.ndarray:
+    """Argmax input token per output frame of a (T_out, T_in) or (layers, heads, T_out, T_in) attention: for the
+    4-D case the head with the highest focus rate (mean over frames of the largest weight)."""
+    if att.ndim == 4:
+        heads = att.reshape(-1, *att.shape[-2:])
+        att = heads[int(np.argmax(heads.max(axis=-1).mean(axis=-1)))]
+    if att.ndim != 2:
+        raise ValueError(f"attention of shape {att.shape}: expected 2 or 4 dimensions")
+    return att.argmax(axis=-1)
+
+
+def attention_failures(path: np.ndarray, n_in: int, hit_maxlen: bool, k: int = SKIP_TOKENS) -> dict:
+    """Which failures (skip / repeat / incomplete, see the module docstring) an argmax path shows."""
+    steps = np.diff(path)
+    running_max = np.maximum.accumulate(path)
+    return dict(skip=bool((steps > k).any()), repeat=bool((path[1:] < running_max[:-1] - k).any()),
+                incomplete=bool(hit_maxlen or len(path) == 0 or path[-1] < n_in - k))

@@ -1,0 +1,459 @@
+"""The scoring stage of egs/kss/tts1 (paper 002, JDI-T): what stages 5-6 measured -> exp/results.json and
+RESULTS.md (`python -m local_models.bin.jdit_score`, whose --help describes every number; run from the recipe
+directory).
+
+Per system (exp/tts_<system>) and GT-mel row (exp/gt_mel*), per test set: MCD / log-F0 RMSE from
+<decode>/mcd.json, real-time factors and audio checks from <decode>/synth.json, attention failures of the
+autoregressive models (metrics.attention_failures); duration accuracy (metrics.duration_accuracy) of JDI-T's
+aligner / predictor, the uniform reference point and FastSpeech's teacher on sets with true durations.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from local_models.common import gpu_report
+from local_models.common.datadir import atomic_open, read_table
+from local_models.common.results import hardware, update_results
+
+from .metrics import (SKIP_TOKENS, attention_failures, attention_path, duration_accuracy, read_durations,
+                      strip_eos, uniform_durations)
+from .vocoder import checkpoints
+
+# paper 002, Table 1: MOS (5-point scale)
+PAPER_MOS = {"gt_mel": (3.92, 3.87), "tacotron2": (3.52, 3.33), "transformer": (3.55, 3.72),
+             "fastspeech": (3.48, 3.23), "jdit": (3.77, 3.52)}
+NAMES = {"gt_mel": "GT mel", "tacotron2": "Tacotron2", "transformer": "Transformer", "fastspeech": "FastSpeech",
+         "jdit": "JDI-T (ours)"}
+SILENT_PEAK = 0.01  # a synthesised wav whose peak stays below this is called silent
+AR_SYSTEMS = ("tacotron2", "transformer")
+# true durations in data/<set>: the engine's phone events as emitted, and the same with each stop's closure
+# given to the stop (jdit_text closures: espeak-ng emits a stop's event after its closure)
+REFERENCES = {"events": "durations", "closure": "durations_closure"}
+REFERENCE_NAMES = {"events": "engine events", "closure": "closures to the stop"}
+
+
+def bias_line(where: str, m: dict, min_count: int = 10, top: int = 8) -> str:
+    """Where the aligner's durations are systematically long or short (from duration_accuracy's `bias`); `where`
+    names the set (Markdown)."""
+    common = [(t, b, n) for t, (b, n) in m["bias"].items() if n >= min_count]
+    common.sort(key=lambda r: -abs(r[1]))
+    items = ", ".join(f"`{t}` {b:+.1f} ({n})" for t, b, n in common[:top])  # `<space>` is not an HTML tag
+    return (f"Systematic error of the JDI-T aligner on {where}: its boundaries lie {m['boundary_signed_mean']:+.2f} "
+            f"frames from the true ones on average (+ = later); mean signed duration error (aligner - true, "
+            f"frames) of the token types seen {min_count}+ times, largest first: {items}."
+            + boundary_bias_text(m, min_count))
+
+
+def boundary_bias_text(m: dict, min_count: int = 10) -> str:
+    """The mean signed boundary error by the classes of the tokens either side (C consonant, V vowel, _ word
+    boundary, P punctuation), commonest first; empty without `boundary_bias`."""
+    pairs = sorted(((k, b, n) for k, (b, n) in m.get("boundary_bias", {}).items() if n >= min_count),
+                   key=lambda r: -r[2])
+    if not pairs:
+        return ""
+    return (" By the tokens a boundary separates (C consonant, V vowel, _ word space, P punctuation; count): "
+            + ", ".join(f"{k} {b:+.2f} ({n})" for k, b, n in pairs) + ".")
+
+
+def failure_rates(d: Path) -> Optional[dict]:
+    """Attention-failure counts of one AR decode dir (None when it saved no attention)."""
+    att_dir = d / "att_ws"
+    if not att_dir.is_dir():
+        return None
+    per = json.loads((d / "synth.json").read_text())["per_utt"]
+    counts = dict(skip=0, repeat=0, incomplete=0, any=0)
+    n = 0
+    for utt, info in sorted(per.items()):
+        f = att_dir / f"{utt}.npy"
+        if not f.is_file():
+            continue
+        att = np.load(f)
+        fail = attention_failures(attention_path(att), att.shape[-1], info["hit_maxlen"])
+        for key, v in fail.items():
+            counts[key] += int(v)
+        counts["any"] += int(any(fail.values()))
+        n += 1
+    if not n:
+        return None
+    return dict(utterances=n, **counts, failure_rate=counts["any"] / n)
+
+
+def decode_metrics(d: Path) -> dict:
+    """MCD / F0 from mcd.json (if scored) and RTF / audio checks from synth.json."""
+    out = {}
+    synth = json.loads((d / "synth.json").read_text())
+    per = synth["per_utt"].values()
+    vocoder = synth.get("vocoder", "unknown")
+    out.update(vocoder=vocoder if vocoder in ("griffin_lim", "unknown") else Path(vocoder).name,
+               utterances=synth["utterances"], audio_seconds=synth["audio_seconds"], rtf=synth["acoustic_rtf"],
+               vocoder_rtf=synth["vocoder_rtf"], threads=synth["threads"],
+               silent=sum(p["peak"] < SILENT_PEAK for p in per), over_full_scale=sum(p["peak"] > 1.0 for p in per),
+               hit_maxlen=sum(p["hit_maxlen"] for p in per))
+    if (d / "mcd.json").is_file():
+        m = json.loads((d / "mcd.json").read_text())
+        out.update(mcd=m["mcd_db_frame_pooled"], mcd_utt_mean=m["mcd_db_utt_mean"], lf0_rmse=m["lf0_rmse_frame_pooled"],
+                   vuv_error=m["vuv_error_frame_pooled"], mcd_settings=m["settings"])
+        lens = [(v["hyp_frames"], v["ref_frames"]) for v in m["per_utt"].values()]
+        out["length_ratio"] = float(np.mean([h / r for h, r in lens]))
+    return out
+
+
+def training_summary(exp_dir: Path) -> str:
+    """'N epochs x M steps (config)' from an ESPnet2 exp dir's train.log and config.yaml ('' if not trained)."""
+    import yaml
+
+    log, conf = exp_dir / "train.log", exp_dir / "config.yaml"
+    if not log.is_file() or not conf.is_file():
+        return ""
+    # epochs trained: ESPnet's latest.pth links to <N>epoch.pth (train.log only covers the last invocation,
+    # which after a resume of a finished run has no epoch at all)
+    latest = exp_dir / "latest.pth"
+    m = re.fullmatch(r"(\d+)epoch\.pth", latest.resolve().name) if latest.exists() else None
+    epochs = int(m.group(1)) if m else len(re.findall(r"(\d+)epoch results", log.read_text(errors="replace")))
+    c = yaml.safe_load(conf.read_text())
+    steps = ""
+    if c.get("batch_type") == "sorted" and c.get("train_shape_file") and Path(c["train_shape_file"][0]).is_file():
+        n = sum(1 for _ in open(c["train_shape_file"][0]))
+        per_epoch = math.ceil(n / c["batch_size"])
+        steps = f" x {per_epoch} steps ({epochs * per_epoch} steps, batch {c['batch_size']})"
+    return f"{epochs} epochs{steps}"
+
+
+def aligner_summary(exp_dir: Path) -> str:
+    """How this run's JDI-T aligner differs from the paper's Algorithm 1 / eq. (1), from its config.yaml."""
+    import yaml
+
+    conf = exp_dir / "config.yaml"
+    if not conf.is_file():
+        return ""
+    c = yaml.safe_load(conf.read_text()).get("tts_conf") or {}
+    if c.get("aligner_transition_agent"):
+        att = ("forward attention WITH the transition agent of Zhang et al. (the paper's ref. [12]; its Algorithm 1 "
+               f"has none), prior move rate {c.get('aligner_move_prior', 0.15)} token per frame")
+    else:
+        att = "forward attention as in the paper's Algorithm 1 (no transition agent)"
+    return (f"JDI-T aligner in this run: {att}; guided attention weight {c.get('guided_attn_weight', 1.0)} "
+            f"(the paper: 1), sigma {c.get('guided_attn_sigma', 0.2)}.")
+
+
+def vocoder_summary(exp_dir: Path) -> str:
+    """'N steps (generator L layers x C channels, ...)' of a Parallel WaveGAN trained by pwg_train ('' if none)."""
+    import yaml
+
+    conf = exp_dir / "config.yml"
+    done = checkpoints(exp_dir)
+    if not conf.is_file() or not done:
+        return ""
+    c = yaml.safe_load(conf.read_text())
+    g = c["generator_params"]
+    return (f"{done[-1][0]} steps (of train_max_steps {c['train_max_steps']}; adversarial loss from step "
+            f"{c['discriminator_train_start_steps']}), generator {g['layers']} layers x {g['residual_channels']} "
+            f"residual channels, batch {c['batch_size']} x {c['batch_max_steps']} samples")
+
+
+def row_name(name: str, sets: dict) -> str:
+    """Display name; a GT-mel row says which vocoder it is."""
+    if not name.startswith("gt_mel"):
+        return NAMES.get(name, name)
+    vocoder = next(iter(sets.values()))["vocoder"] if sets else "unknown"
+    return "GT mel" + {"griffin_lim": " + Griffin-Lim", "unknown": ""}.get(vocoder, " + Parallel WaveGAN")
+
+
+def fmt(v, digits=2, pct=False):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    return f"{100 * v:.1f}" if pct else f"{v:.{digits}f}"
+
+
+def collect(args):
+    """({row: {set: decode_metrics}}, {(set, reference): duration_table}) of everything stages 5-6 wrote."""
+    exp, data = Path(args.exp), Path(args.data)
+    rows = {}
+    for name in [*args.gt_mel_rows, *args.systems]:
+        base = exp / (name if name.startswith("gt_mel") else f"tts_{name}")
+        for x in args.sets:
+            d = base / f"decode_{x}"
+            if (d / "synth.json").is_file():
+                rows.setdefault(name, {})[x] = decode_metrics(d)
+                if name in AR_SYSTEMS:
+                    fr = failure_rates(d)
+                    if fr is not None:
+                        rows[name][x]["attention"] = fr
+    durs = {}  # {(set, reference): {kind: duration_accuracy}}
+    for x in args.sets:
+        for refname, true_file in REFERENCES.items():
+            true_path = data / x / true_file
+            if true_path.is_file():
+                durs[(x, refname)] = duration_table(exp, data, x, true_path)
+    return rows, durs
+
+
+def duration_table(exp: Path, data: Path, x: str, true_path: Path) -> dict:
+    """Every duration source of set x (uniform, JDI-T aligner / predictor, FastSpeech's teacher) against the
+    reference durations in true_path."""
+    ref = read_durations(true_path)
+    table = {"uniform": duration_accuracy(uniform_durations(ref), ref, f"{true_path} (uniform)")}
+    text = data / x / "text_phn"
+    tokens = {k: v.split() for k, v in read_table(text).items()} if text.is_file() else None
+    for kind in ("aligner", "aligner_viterbi", "predictor"):
+        f = exp / "tts_jdit" / f"align_{x}" / f"durations_{kind}"
+        if f.is_file():
+            table[f"jdit_{kind}"] = duration_accuracy(read_durations(f), ref, f"{f} vs {true_path}", tokens)
+    teacher = exp / "tts_transformer" / f"teacher_{x}" / "durations" / "durations"
+    if teacher.is_file():
+        table["fastspeech_teacher"] = duration_accuracy(strip_eos(read_durations(teacher), ref), ref,
+                                                        f"{teacher} vs {true_path}")
+    return table
+
+
+def closure_lines(data: Path, sets) -> list:
+    """What the closure reference changed, measured per set: the tokens that gained frames over the engine-event
+    reference, their mean gain and their most frequent token types."""
+    out = []
+    for x in sets:
+        a, b, text = data / x / REFERENCES["events"], data / x / REFERENCES["closure"], data / x / "text_phn"
+        if not (a.is_file() and b.is_file() and text.is_file()):
+            continue
+        events, closure = read_durations(a), read_durations(b)
+        tokens = {k: v.split() for k, v in read_table(text).items()}
+        # utterances in sorted order: most_common breaks ties by first occurrence, so a set's order would leak
+        gained = [(t, int(d)) for u in sorted(events.keys() & closure.keys() & tokens.keys())
+                  for t, d in zip(tokens[u], closure[u] - events[u]) if d > 0]
+        if gained:
+            kinds = Counter(t for t, _ in gained).most_common(4)
+            out.append(f"- `{x}`: {len(gained)} tokens gain frames in the closure reference, mean "
+                       f"+{np.mean([d for _, d in gained]):.2f} frames; most often "
+                       + ", ".join(f"`{t}` ({n})" for t, n in kinds) + ".")
+    return out + [""] if out else []
+
+
+def write_results_json(args, rows, durs):
+    """Merge the rows and duration tables into exp/results.json (one flat dict per system and set)."""
+    systems = {}
+    for name, sets in rows.items():
+        systems[name] = {x: {k: v for k, v in m.items() if k not in ("mcd_settings", "attention")} for x, m in sets.items()}
+        for x, m in sets.items():
+            if "attention" in m:
+                systems[name][x]["attention_failure_rate"] = m["attention"]["failure_rate"]
+    for (x, refname), table in durs.items():
+        for kind, m in table.items():
+            # jdit_aligner -> jdit / *_aligner, fastspeech_teacher -> fastspeech / *_teacher, uniform -> duration_uniform;
+            # against the closure reference: *_aligner_closure, ...
+            system, suffix = kind.split("_", 1) if "_" in kind else (f"duration_{kind}", "")
+            suffix = "".join(f"_{t}" for t in (suffix, "" if refname == "events" else refname) if t)
+            systems.setdefault(system, {}).setdefault(x, {}).update(
+                {f"duration_mae{suffix}": m["mae_frames"], f"duration_within1{suffix}": m["within1"],
+                 f"boundary_mae{suffix}": m["boundary_mae_frames"]})
+    bench = Path(args.exp) / "benchmarks" / "kss_speed.json"
+    if bench.is_file():
+        for name, m in json.loads(bench.read_text())["models"].items():
+            systems.setdefault(name, {})["speed_equal_length"] = {k: v for k, v in m.items() if k != "frames"}
+    return update_results(Path(args.exp) / "results.json", "egs/kss/tts1", args.corpus, systems)
+
+
+def _intro_lines(args, rows) -> list:
+    """Title, corpus, systems not run, vocoder, training length and the aligner variant of this run."""
+    L = ["# egs/kss/tts1: JDI-T vs ESPnet Tacotron2 / Transformer / FastSpeech (paper 002, Lim et al.)", "",
+         f"Corpus: {args.corpus}. Written by `local_models/bin/jdit_score.py` (run.sh stage 6) from this run's "
+         f"measurements; hardware: {hardware()}.", ""]
+    not_run = [NAMES[s] for s in ("tacotron2", "transformer", "fastspeech", "jdit") if s not in args.systems]
+    if not_run:
+        L += [f"**Not run: {', '.join(not_run)}** (rows marked \"not run\").", ""]
+    vocoders = sorted({m["vocoder"] for name, sets in rows.items() if not name.startswith("gt_mel")
+                       for m in sets.values()})
+    pwg = vocoder_summary(Path(args.exp) / "vocoder_pwg")
+    pwg = (f"Parallel WaveGAN trained by this recipe (stage 4, `exp/vocoder_pwg`): {pwg}; the paper's vocoder "
+           "trained 400k steps with the 30-layer generator (conf/tuning/train_pwg.yaml)") if pwg else ""
+    if vocoders == ["griffin_lim"]:
+        L += ["Vocoder of the systems: griffin_lim (ESPnet2's Griffin-Lim on the de-normalised log-mel), NOT the "
+              "paper's Parallel WaveGAN, so absolute MCDs include Griffin-Lim's own distortion (the GT mel + "
+              "Griffin-Lim row)." + (f" {pwg}: its row on the reference mels says whether it would do better "
+                                      "(`--vocoder pwg` vocodes the systems with it)." if pwg else ""), ""]
+    elif vocoders:
+        L += [f"Vocoder of the systems: {', '.join(vocoders)}" + (f" = {pwg}." if pwg else "."), ""]
+    training = {name: training_summary(Path(args.exp) / f"tts_{name}") for name in args.systems}
+    if any(training.values()):
+        steps = [int(m.group(1)) for t in training.values() for m in [re.search(r"\((\d+) steps", t)] if m]
+        short = bool(steps) and max(steps) < 10000
+        L += ["Training (this run): " + "; ".join(f"{NAMES[n]} {t}" for n, t in training.items() if t) + ". "
+              "The paper trained JDI-T for 300k steps on 12 h of KSS"
+              + ("; at these step counts the attention-based models here are far from converged (see the "
+                 "duration and attention-failure tables), so this run tests the pipeline and the measurements, "
+                 "not the paper's quality ranking." if short else "."), ""]
+    aligner = aligner_summary(Path(args.exp) / "tts_jdit") if "jdit" in args.systems else ""
+    if aligner:
+        L += [aligner, ""]
+    return L
+
+
+def _table1_lines(args, rows, main_set) -> list:
+    """The paper's Table 1 (MOS) beside our objective scores on the main test set."""
+    L = ["## Table 1: paper MOS beside our objective scores", ""]
+    if main_set:
+        s = rows["gt_mel"][main_set]["mcd_settings"] if "gt_mel" in rows else None
+        L += [f"Test set `{main_set}`. MOS cannot be run here; objective scores stand in for it: MCD = "
+              "(10/ln10)·sqrt(2·Σ_{n=1..order}(c_n − c'_n)²) averaged over the DTW path (c0 excluded), pooled over "
+              "all frames of the set; log-F0 RMSE (natural log) over frames voiced in both, V/UV error over the "
+              "path; WORLD analysis (harvest F0, cheaptrick, pysptk sp2mc)"
+              + (f" at {s['sample_rates'][0]} Hz, order {s['order'][0]}, alpha {s['alpha'][0]}, {s['shift_ms']} ms "
+                 "shift (both sides resampled: the mel stops at 7.6 kHz)" if s else "") + ". Lower is better.", ""]
+    L += ["| model | paper MOS Internal | paper MOS KSS | MCD (dB) | log-F0 RMSE | V/UV err (%) | length ratio |",
+          "|---|---|---|---|---|---|---|"]
+    gt_rows = [n for n in args.gt_mel_rows if n in rows] or ["gt_mel"]
+    for name in (*gt_rows, "tacotron2", "transformer", "fastspeech", "jdit"):
+        m = rows.get(name, {}).get(main_set) if main_set else None
+        # the paper's GT mel row is Parallel WaveGAN on the reference mels
+        pi, pk = PAPER_MOS["gt_mel"] if name.startswith("gt_mel") else PAPER_MOS[name]
+        if name.startswith("gt_mel") and m is not None and m["vocoder"] == "griffin_lim":
+            pi, pk = "—", "—"
+        label = row_name(name, rows.get(name, {}))
+        if m is None or "mcd" not in m:
+            why = "not run" if not name.startswith("gt_mel") and name not in args.systems else "not scored"
+            L.append(f"| {label} | {pi} | {pk} | {why} | | | |")
+        else:
+            L.append(f"| {label} | {pi} | {pk} | {fmt(m['mcd'])} | {fmt(m['lf0_rmse'], 3)} | "
+                     f"{fmt(m['vuv_error'], pct=True)} | {fmt(m['length_ratio'])} |")
+    L += ["", "length ratio = synthesised / reference frames (mean over utterances): 1.0 is the recorded speaking "
+          "rate.", ""]
+    return L
+
+
+def _duration_lines(args, durs) -> list:
+    """Duration accuracy against the true durations, the acceptance line and the aligner's systematic errors."""
+    L = []
+    if durs:
+        L += ["## Duration accuracy against the true phone durations (the paper could not measure this)", "",
+              "Frames (hop 256 at 22.05 kHz = 11.6 ms) per phoneme token vs the espeak-ng synthesis engine's own "
+              "phone times mapped onto our jamo tokens (local_models/jdit/durations.py). MAE over all tokens; "
+              "\"uniform\" spreads each utterance's true frame count evenly over its tokens (what knowing only "
+              "the length gives). Boundary error: |cumulative hyp - cumulative true| at each internal token "
+              "boundary, in frames; within ±1 frame is about the usual 20 ms tolerance. The duration MAE also "
+              "counts how a segment is shared between a sounding token and a silent neighbour (the onset "
+              "placeholder ㅇ and `<space>` have 0 true frames): frames put on one cost twice there but move one "
+              "boundary. The issue's acceptance: JDI-T's extracted durations MAE < 2 frames.", "",
+              "Two references from the same engine output. *engine events*: each phone starts at its espeak-ng "
+              "phoneme event, as emitted. *closures to the stop*: espeak-ng renders a stop's closure (its "
+              "\"pre-pause\", near silence) BEFORE the stop's event (synthesize.c: DoPause(prepause) "
+              "precedes DoPhonemeMarker), so the events give the closure to the phone before; phonetic segmentation "
+              "(TIMIT's closure + release, forced aligners) gives it to the stop. This reference moves every such "
+              "quiet run before a phone's event (15 dB below the preceding phone's level, 10 ms or longer) to that "
+              "phone (`jdit_text closures`, local_models/common/synth.py `closures_to_following`). Both are shown: "
+              "neither is a human annotation.", "", *closure_lines(Path(args.data), sorted({x for x, _ in durs})),
+              "| set | reference | durations | MAE (frames) | within ±1 frame (%) | zero-length tokens (%) | boundary "
+              "error (frames) | boundaries within ±1 frame (%) | tokens |",
+              "|---|---|---|---|---|---|---|---|---|"]
+        label = {"uniform": "uniform (reference point)", "jdit_aligner": "JDI-T aligner (attention argmax, teacher forced)",
+                 "jdit_aligner_viterbi": "JDI-T aligner, best monotonic path (not the paper's rule, see below)",
+                 "jdit_predictor": "JDI-T duration predictor (synthesis)",
+                 "fastspeech_teacher": "FastSpeech's teacher (Transformer attention, teacher forced)"}
+        for (x, refname), table in durs.items():
+            for kind, m in table.items():
+                L.append(f"| {x} | {REFERENCE_NAMES[refname]} | {label[kind]} | {fmt(m['mae_frames'])} | "
+                         f"{fmt(m['within1'], pct=True)} | {fmt(m['zero_share'], pct=True)} | "
+                         f"{fmt(m['boundary_mae_frames'])} | {fmt(m['boundary_within1'], pct=True)} | {m['tokens']} |")
+        first = next((x for (x, _), table in durs.items() if "jdit_aligner" in table), None)
+        for (x, refname), table in durs.items():
+            if x != first or "jdit_aligner" not in table:
+                continue
+            m = table["jdit_aligner"]
+            L += ["", f"Acceptance on `{x}` against the {REFERENCE_NAMES[refname]}: aligner MAE "
+                  f"{fmt(m['mae_frames'])} frames: " + ("**met** (< 2)." if m["mae_frames"] < 2.0 else "**NOT met** (≥ 2).")]
+            if m.get("bias"):
+                L += ["", bias_line(f"`{x}` against the {REFERENCE_NAMES[refname]}", m)]
+            v = table.get("jdit_aligner_viterbi")
+            if v:
+                L += ["", f"Read-out check on `{x}` against the {REFERENCE_NAMES[refname]}: the best monotonic path "
+                      f"through the same attention (content weights and transition probabilities of the recursion, "
+                      f"ending on the last token; local_models/jdit/attention.py `viterbi_durations`) gives MAE "
+                      f"{fmt(v['mae_frames'])} frames against the argmax's {fmt(m['mae_frames'])}. The paper's "
+                      "argmax of the forward attention is a filtered read-out (frame t sees frames up to t), the "
+                      "best path uses the whole utterance. Not the paper's rule, not what training uses, not the "
+                      "acceptance."]
+                if v.get("bias"):
+                    L += ["", bias_line(f"`{x}`, best path, against the {REFERENCE_NAMES[refname]}", v)]
+        L += [""]
+    return L
+
+
+def _attention_lines(rows) -> list:
+    """Attention failures of the autoregressive models."""
+    att_rows = [(name, x, m["attention"]) for name, sets in rows.items() for x, m in sets.items() if "attention" in m]
+    L = ["## Robustness: attention failures of the autoregressive models", "",
+         f"Per utterance, from the attention at synthesis (argmax input token per output frame; the Transformer's "
+         f"most focused encoder-decoder head): skip = a forward jump of more than {SKIP_TOKENS} tokens, repeat = "
+         f"going back more than {SKIP_TOKENS} tokens behind the furthest point reached, incomplete = ending more than "
+         f"{SKIP_TOKENS} tokens before the end or never stopping. The paper reports (without numbers) that Tacotron2 "
+         "and Transformer fail often on out-of-domain scripts after KSS training and never on its test scripts. "
+         "FastSpeech and JDI-T use no attention at synthesis.", ""]
+    if att_rows:
+        L += ["| model | set | utts | skip | repeat | incomplete | failure rate (%) |", "|---|---|---|---|---|---|---|"]
+        for name, x, a in att_rows:
+            L.append(f"| {NAMES[name]} | {x} | {a['utterances']} | {a['skip']} | {a['repeat']} | {a['incomplete']} | "
+                     f"{fmt(a['failure_rate'], pct=True)} |")
+    else:
+        L += ["Not measured: no autoregressive system was run (or it saved no attention)."]
+    L += [""]
+    return L
+
+
+def _speed_lines(args, rows) -> list:
+    """Real-time factors and audio checks, the equal-length speed benchmark, plots and where the outputs are."""
+    L = ["## Synthesis speed and audio checks", "",
+         "RTF = compute seconds / seconds of audio generated, on this CPU, acoustic model and vocoder apart "
+         "(torch threads as listed). silent: peak < 0.01; over full scale: peak > 1 before normalising.", "",
+         "| model | set | utts | audio (s) | RTF acoustic | RTF vocoder | threads | silent | over full scale | hit max length |",
+         "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, sets in rows.items():
+        for x, m in sets.items():
+            L.append(f"| {row_name(name, sets)} | {x} | {m['utterances']} | {m['audio_seconds']:.1f} | "
+                     f"{m['rtf']:.4f} | {m['vocoder_rtf']:.4f} | {m['threads']} | {m['silent']} | "
+                     f"{m['over_full_scale']} | {m['hit_maxlen']} |")
+    bench = Path(args.exp) / "benchmarks" / "kss_speed.json"
+    if bench.is_file():
+        b = json.loads(bench.read_text())
+        base = next((k[len("speedup_over_"):] for m in b["models"].values() for k in m if k.startswith("speedup_over_")),
+                    None)
+        L += ["", "### Speed at equal output length (benchmarks/kss_speed.py, run by stage 6)", "",
+              f"{b['sentences']} sentences of {', '.join(b['sets'])}; every model generates the same frames (true "
+              f"durations where known; the autoregressive models with the stop token disabled and the maximum "
+              f"length set to them); acoustic model only, best of {b['repeats']}, {b['threads']} threads, "
+              f"{b['precision']}. The issue's acceptance: JDI-T at least 10x faster than the Transformer.", "",
+              f"| model | seconds | speech (s) | RTF | speed-up over {base} |", "|---|---|---|---|---|"]
+        for name, m in b["models"].items():
+            L.append(f"| {NAMES.get(name, name)} | {m['seconds']:.3f} | {m['speech_seconds']:.1f} | {m['rtf']:.4f} | "
+                     f"{m.get(f'speedup_over_{base}', float('nan')):.1f}x |")
+    plots = sorted(Path(args.exp).glob("tts_jdit/align_*/images/*.png"))
+    if plots:
+        L += ["", "Attention plots (JDI-T aligner, dashed: true path): "
+              + ", ".join(f"`{p.as_posix()}`" for p in plots[:6]) + "."]
+    L += ["", "Synthesised wavs: `exp/tts_<system>/decode_<set>/wav/`, the vocoder on reference mels: "
+          "`exp/gt_mel*/decode_<set>/wav/`. All numbers: `exp/results.json`."]
+    return L
+
+
+def write_markdown(args, rows, durs):
+    """RESULTS.md: the sections below, then the GPU check's rows."""
+    main_set = next((x for x in args.sets if any(x in r and "mcd" in r[x] for r in rows.values())), None)
+    L = (_intro_lines(args, rows) + _table1_lines(args, rows, main_set) + _duration_lines(args, durs)
+         + _attention_lines(rows) + _speed_lines(args, rows))
+    L += gpu_report.section("kss/tts1") + [""]
+    with atomic_open(args.results_md) as f:
+        f.write("\n".join(L))
+
+
+def score(args) -> None:
+    """Collect everything and write exp/results.json and RESULTS.md; `args` has jdit_score's options (systems,
+    sets, corpus, gt_mel_rows, exp, data, results_md). ValueError when there is nothing to score."""
+    rows, durs = collect(args)
+    if not rows:
+        raise ValueError(f"nothing to score: no {args.exp}/*/decode_<set>/synth.json for sets {args.sets} "
+                         "(run stage 5)")
+    write_results_json(args, rows, durs)
+    write_markdown(args, rows, durs)

@@ -1,0 +1,329 @@
+"""Reports of the SALAD recipe (run.sh stage 6, `local_models.bin.salad_score`): decode scores collected into
+exp/results.json and RESULTS.md (paper Table 2 shape, the paper's numbers beside ours; Table 3 / Fig. 3 from
+benchmarks/salad_latency.py when exp/latency.json exists) and the F0 histograms of ground truth, Big RNN and Big
+SALAD (paper Fig. 2).
+
+    score(exp, speakers, systems, test_sets, results_md, corpus) -> systems   the whole stage
+"""
+import json
+from pathlib import Path
+
+import numpy as np
+
+from local_models.common import gpu_report
+from local_models.common.datadir import atomic_open
+from local_models.common.results import update_results
+
+
+class NoScores(Exception):
+    """No decode_<set>/scores.json to report on."""
+
+
+# paper 000 Table 2: speaker -> system -> (#params M, MCD dB, F0 RMSE Hz, V/UV accuracy %)
+PAPER = {
+    "M1": {"small_rnn": (1.17, 5.18, 13.64, 94.9), "small_salad": (1.04, 5.92, 16.33, 93.8),
+           "big_rnn": (9.85, 5.15, 13.58, 94.9), "big_salad": (9.66, 5.43, 14.56, 94.5)},
+    "F1": {"small_rnn": (1.17, 4.63, 15.11, 96.8), "small_salad": (1.04, 5.25, 20.15, 96.4),
+           "big_rnn": (9.85, 4.73, 15.44, 96.9), "big_salad": (9.66, 4.84, 19.36, 96.6)},
+}
+PAPER_LATENCY = {"small_rnn": 63.74, "small_salad": 4.715, "big_rnn": 64.84, "big_salad": 5.455}  # Table 3, s
+LABELS = {"small_rnn": "Small RNN", "small_salad": "Small SALAD", "big_rnn": "Big RNN", "big_salad": "Big SALAD",
+          "big_salad_win": "Big SALAD, windowed attention (ours)"}
+METRIC = ("MCD: 40 mel-cepstra c0..c39 (WORLD CheapTrick -> pysptk sp2mc, alpha 0.41), frames paired 1:1 "
+          "by the forced durations (no DTW), (10 sqrt(2) / ln 10) * sqrt(sum_n (c_n - c'_n)^2) pooled over all test "
+          "frames. F0 RMSE in Hz over frames voiced in the reference, predicted F0 = exp(predicted interpolated "
+          "log-F0). V/UV accuracy: predicted U/V flag > 0.5 against the reference flag, over all frames.")
+
+
+def fmt(x, nd=2):
+    return "-" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.{nd}f}"
+
+
+def collect(exp: Path, speakers, systems, sets) -> dict:
+    """{spk_system: {metric: value, other_set: {metric: value}}} from decode_<set>/scores.json."""
+    out = {}
+    for spk in speakers:
+        for s in systems:
+            m = {}
+            for x in sets:
+                f = exp / spk / s / f"decode_{x}" / "scores.json"
+                if not f.is_file():
+                    continue
+                sc = json.loads(f.read_text())
+                # key names of run_demo's headline: mcd (dB), f0_rmse (Hz); vuv_acc in %
+                vals = {"mcd": sc["mcd_db"], "f0_rmse": sc["f0_rmse_hz"], "vuv_acc": sc["vuv_acc"],
+                        "utterances": sc["utterances"], "frames": sc["frames"]}
+                vals["params_m"] = sc.get("num_params", 0) / 1e6
+                clipped = [w["clipped"] for w in sc.get("wavs", {}).values()]
+                if clipped:
+                    vals["wav_clipped_max"] = max(clipped)
+                    vals["wav_rms_dbfs_min"] = min(w["rms_dbfs"] for w in sc["wavs"].values())
+                if x == f"{spk}_test":
+                    m.update(vals)
+                else:
+                    m[x] = vals
+            best = exp / spk / s / "valid.mcd.best.pth"
+            if best.is_symlink():
+                m["best_epoch"] = int(Path(best.readlink()).name.split("epoch")[0])
+                conf = exp / spk / s / "config.yaml"
+                if conf.is_file():
+                    import yaml
+
+                    m["max_epoch"] = int(yaml.safe_load(conf.read_text())["max_epoch"])
+            if m:
+                out[f"{spk}_{s}"] = m
+    return out
+
+
+def table2(systems: dict, speakers, names) -> list:
+    lines = []
+    for spk in speakers:
+        lines += [f"**{spk}** (test set `{spk}_test`)", "",
+                  "| Model | #Params (ours / paper) | MCD [dB] ours | paper | F0 [Hz] ours | paper | A [%] ours | paper |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for s in names:
+            m = systems.get(f"{spk}_{s}")
+            if not m or "mcd" not in m:
+                continue
+            p = PAPER.get(spk, {}).get(s)
+            lines.append(f"| {LABELS.get(s, s)} | {m['params_m']:.2f} M / {fmt(p and p[0])} M | {fmt(m['mcd'])} | "
+                         f"{fmt(p and p[1])} | {fmt(m['f0_rmse'])} | {fmt(p and p[2])} | {fmt(m['vuv_acc'], 1)} | "
+                         f"{fmt(p and p[3], 1)} |")
+        lines.append("")
+    return lines
+
+
+def convergence(systems: dict) -> list:
+    """Say which models were still improving when training stopped (best epoch = last epoch)."""
+    open_ = sorted(k for k, m in systems.items() if m.get("best_epoch") and m.get("best_epoch") == m.get("max_epoch"))
+    if not open_:
+        return []
+    return [f"Still improving when training stopped (best validation MCD at the last epoch, so these numbers are "
+            f"not converged): {', '.join(open_)}.", ""]
+
+
+def gaps(systems: dict, speakers) -> list:
+    """MCD gap SALAD - RNN per speaker and size, ours and the paper's."""
+    lines = ["| Speaker | Size | MCD SALAD - RNN ours [dB] | paper [dB] |", "| --- | --- | --- | --- |"]
+    for spk in speakers:
+        for size in ("small", "big"):
+            a, b = systems.get(f"{spk}_{size}_salad", {}), systems.get(f"{spk}_{size}_rnn", {})
+            if "mcd" in a and "mcd" in b:
+                p = PAPER.get(spk, {})
+                paper = p[f"{size}_salad"][1] - p[f"{size}_rnn"][1] if p else None
+                lines.append(f"| {spk} | {size} | {a['mcd'] - b['mcd']:+.2f} | "
+                             f"{'-' if paper is None else f'{paper:+.2f}'} |")
+    return lines
+
+
+def window_gap(systems: dict, speakers) -> list:
+    """The windowed Big SALAD's price: its test MCD minus full-attention Big SALAD's (target: within 0.2 dB)."""
+    lines = []
+    for spk in speakers:
+        a, b = systems.get(f"{spk}_big_salad_win", {}), systems.get(f"{spk}_big_salad", {})
+        if "mcd" in a and "mcd" in b:
+            d = a["mcd"] - b["mcd"]
+            lines.append(f"- {spk}: windowed - full Big SALAD MCD {d:+.2f} dB "
+                         f"({'meets' if d <= 0.2 else 'misses'} the target of at most 0.2 dB worse)")
+    return ["Windowed attention's price in quality (fp32 decodes above; negative = the windowed model is better):",
+            "", *lines, ""] if lines else []
+
+
+def f0_histograms(exp: Path, speakers, test_of, out_dir: Path) -> dict:
+    """Fig. 2: F0 histograms of ground truth, Big RNN, Big SALAD per speaker; returns F0 std (Hz) of each."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    stds = {}
+    for spk in speakers:
+        series = {}
+        for s in ("big_rnn", "big_salad"):
+            f = exp / spk / s / f"decode_{test_of(spk)}" / "f0.npz"
+            if f.is_file():
+                with np.load(f) as z:
+                    series.setdefault("ground truth", z["ref"])
+                    series[LABELS[s]] = z["hyp"]
+        if len(series) < 2:
+            continue
+        lo, hi = np.percentile(np.concatenate(list(series.values())), [0.5, 99.5])
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        for name, v in series.items():
+            ax.hist(v, bins=60, range=(lo, hi), histtype="step", density=True, label=name, linewidth=1.5)
+        ax.set_xlabel("F0 [Hz] (reference-voiced frames)")
+        ax.set_ylabel("density")
+        ax.set_title(f"F0 histograms, speaker {spk} (paper Fig. 2)")
+        ax.legend()
+        fig.tight_layout()
+        out_dir.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out_dir / f"f0_hist_{spk}.png", dpi=100)
+        plt.close(fig)
+        stds[spk] = {name: float(np.std(v)) for name, v in series.items()}
+    return stds
+
+
+def latency_lines(lat: dict) -> list:
+    at = f"{lat.get('max_seconds', 35):g}"
+    lines = [f"Measured by `benchmarks/salad_latency.py` ({lat.get('threads')} thread(s), {lat.get('hardware', '')}, "
+             f"CPU extensions: {' '.join(lat.get('cpu_flags', [])) or '?'}; model sizes of "
+             f"conf/tuning/train_<system>{lat.get('config_suffix', '')}.yaml"
+             f"{' (the paper sizes)' if not lat.get('config_suffix') else ''}, batch 1, every test file plus long "
+             f"inputs up to {lat.get('max_seconds', 35)} s of speech; RANSAC linear fit of latency on generated "
+             f"length). Headline precision {lat.get('precision', 'fp32')}, as the paper:", "",
+             f"| Model | max. latency, RANSAC fit at {at} s [s] ours | paper [s] | measured at {at} s [s] | "
+             f"slope [s per s of speech] | speed-up vs Big RNN (measured at {at} s) | dense mult-adds per frame | "
+             "achieved GFLOP/s on them |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    fits = lat.get("fits", {})
+    for s, f in fits.items():
+        lines.append(f"| {LABELS.get(s, s)} | {f['latency_at_max_s']:.3f} | {fmt(PAPER_LATENCY.get(s), 3)} | "
+                     f"{f['measured_at_max_s']:.3f} | {f['slope']:.4f} | {fmt(f.get('speedup_vs_big_rnn'), 1)}x | "
+                     f"{fmt(f.get('dense_macs_per_frame', 0) / 1e6)} M | {fmt(f.get('dense_gflops_at_max_s'), 1)} |")
+    flags = lat.get("cpu_flags", [])
+    if flags and not any(f.startswith("amx") for f in flags):
+        lines += ["", "This CPU has no AMX units: bf16 ran on " + ("AVX512-BF16" if "avx512_bf16" in flags else
+                  "emulation (no native bf16)") + ", int8 on " + ("AVX512-VNNI" if "avx512_vnni" in flags else
+                  "AVX2") + "; the ratios on an AMX CPU were not measured here."]
+    lines += ["", *precision_table(lat), *speed_claim(lat), *speed_bound(lat)]
+    return lines
+
+
+def precision_table(lat: dict) -> list:
+    """Latency at 35 s and speed-up over Big RNN in every measured precision (both models in that precision),
+    with the test MCD each precision's synthesis gets from the trained models when the benchmark scored it."""
+    by = lat.get("by_precision", {})
+    if len(by) < 2 and not any("test_mcd_db" in r for r in by.values()):
+        return []
+    precs = list(by)
+    with_mcd = any("test_mcd_db" in r for r in by.values())
+    head = "| Model | " + " | ".join(f"{p}: at {lat.get('max_seconds', 35):g} s [s] | speed-up" + (" | test MCD [dB]" if with_mcd else "")
+                                     for p in precs) + " |"
+    what = "Every precision (int8 = dynamic quantisation of every Linear and LSTM)"
+    if with_mcd:
+        what += f"; test MCD of the trained models on {lat.get('mcd_speaker', '?')}_test synthesised in that precision"
+    lines = [what + ":",
+             "", head, "| --- |" + " --- |" * (len(precs) * (3 if with_mcd else 2))]
+    for s in by[precs[0]]["fits"]:
+        cells = []
+        for p in precs:
+            f = by[p]["fits"].get(s, {})
+            cells += [fmt(f.get("measured_at_max_s"), 3), f"{fmt(f.get('speedup_vs_big_rnn'), 1)}x"]
+            if with_mcd:
+                cells.append(fmt(by[p].get("test_mcd_db", {}).get(s)))
+        lines.append(f"| {LABELS.get(s, s)} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def speed_claim(lat: dict) -> list:
+    """Does 'SALAD is over an order of magnitude faster than the RNN on CPU' (Big: 64.84 / 5.455 = 11.9x) hold, and
+    does the issue's acceptance (windowed Big SALAD >= 8x Big RNN at 35 s in the same precision, MCD within 0.2 dB
+    of full-attention Big SALAD) hold, per precision?"""
+    out = []
+    for prec, rep in lat.get("by_precision", {"": lat}).items():
+        f = rep["fits"]
+        if "big_rnn" not in f or "big_salad" not in f:
+            continue
+        full = f["big_salad"]["speedup_vs_big_rnn"]
+        text = (f"- {prec or 'measured'}: Big SALAD (full attention, SDPA) runs at {full:.1f}x the speed of Big RNN at "
+                f"{lat.get('max_seconds', 35):g} s (paper {PAPER_LATENCY['big_rnn'] / PAPER_LATENCY['big_salad']:.1f}x)")
+        best = full
+        if "big_salad_win" in f:
+            win = f["big_salad_win"]["speedup_vs_big_rnn"]
+            text += f"; windowed Big SALAD {win:.1f}x ({'meets' if win >= 8 else 'misses'} the 8x target"
+            m = rep.get("test_mcd_db", {})
+            if "big_salad" in m and "big_salad_win" in m:
+                d = m["big_salad_win"] - m["big_salad"]
+                text += (f"; its {lat.get('mcd_speaker', '')} test MCD {d:+.2f} dB vs full attention, "
+                         f"{'within' if d <= 0.2 else 'beyond'} the 0.2 dB budget")
+            text += ")"
+            best = max(best, win)
+        out.append(text + f": the order-of-magnitude claim {'holds' if best >= 10 else 'does NOT hold'} here.")
+    return ["Paper claim (section 4): SALAD is over an order of magnitude faster than the RNN on CPU.", *out] if out else []
+
+
+def speed_bound(lat: dict) -> list:
+    """Why the ratio is what it is: per frame, both Big models do about the same dense arithmetic, so the
+    speed-up is the ratio of the throughputs the CPU reaches on them (matrix-matrix for SALAD, matrix-vector for
+    the LSTM's recurrence)."""
+    f = lat.get("fits", {})
+    r, w = f.get("big_rnn", {}), f.get("big_salad_win", f.get("big_salad", {}))
+    if not r.get("dense_gflops_at_max_s") or not w.get("dense_gflops_at_max_s"):
+        return []
+    name = LABELS["big_salad_win" if "big_salad_win" in f else "big_salad"]
+    mr, mw = r["dense_macs_per_frame"], w["dense_macs_per_frame"]
+    same = ("about the same" if 0.8 <= mr / mw <= 1.25 else f"the RNN {mr / mw:.2f}x more" if mr > mw
+            else f"SALAD {mw / mr:.2f}x more")
+    lines = ["", f"Why ({lat.get('precision', 'fp32')}): per frame, Big RNN does {mr / 1e6:.2f} M multiply-adds in its "
+             f"weight matrices and {name} {mw / 1e6:.2f} M ({same}). SALAD's advantage is that its work is "
+             f"matrix-matrix over all frames at once ({w['dense_gflops_at_max_s']:.0f} GFLOP/s achieved here) while "
+             f"the LSTM's recurrence is matrix-vector, frame after frame ({r['dense_gflops_at_max_s']:.0f} GFLOP/s). "
+             "The speed-up is that throughput ratio times the arithmetic ratio "
+             f"({w['dense_gflops_at_max_s'] / r['dense_gflops_at_max_s']:.1f} x {mr / mw:.2f}), and the throughput "
+             "ratio cannot exceed what the CPU's matrix-matrix rate has over its matrix-vector rate."]
+    if not lat.get("config_suffix"):  # paper sizes: the paper's own RNN latency in the same terms
+        lines[-1] += (f" The paper's Big RNN took 64.84 s for 35 s of speech, i.e. {2 * mr * 7000 / 64.84 / 1e9:.1f} "
+                      "GFLOP/s on this arithmetic: its order of magnitude comes from a slow RNN implementation more "
+                      "than from the architectures.")
+    return lines
+
+
+def write_md(path: Path, results: dict, speakers, names, stds: dict, lat, corpus: str) -> None:
+    systems = results["systems"]
+    lines = ["# egs/tcstar/tts1: SALAD vs MUSA-RNN (paper 000, Pascual et al., Interspeech 2019)", "",
+             f"Written by `run.sh` stage 6 (`local_models/bin/salad_score.py`) from this run's decodes. Corpus: "
+             f"{corpus}" + (" (espeak-ng Spanish mini corpus: male M1 + female F1 voices, tiny configs on 2 CPU "
+                            "cores; the paper trains on 100 min per TC-STAR speaker: numbers are not comparable "
+                            "in level, only in ordering)" if corpus == "mini" else "")
+             + f". Commit {results.get('commit')}, {results.get('hardware')}.", "",
+             "## Paper Table 2 shape: objective results per speaker", "", *table2(systems, speakers, names),
+             *convergence(systems),
+             "## MCD gap SALAD - RNN", "", *gaps(systems, speakers), "", *window_gap(systems, speakers),
+             "## Metric definitions", "", METRIC, ""]
+    if stds:
+        lines += ["## Paper Fig. 2: F0 histograms (`exp/images/f0_hist_<spk>.png`)", "",
+                  "Standard deviation of F0 over reference-voiced test frames (the paper: SALAD's F0 is flatter, "
+                  "i.e. a smaller spread than the RNN's):", "",
+                  "| Speaker | " + " | ".join(next(iter(stds.values())).keys()) + " |",
+                  "| --- |" + " --- |" * len(next(iter(stds.values())))]
+        lines += [f"| {spk} | " + " | ".join(f"{v:.1f} Hz" for v in d.values()) + " |" for spk, d in stds.items()]
+        lines.append("")
+    lines += ["## Paper Table 3 / Fig. 3: CPU inference latency", ""]
+    lines += latency_lines(lat) + [""] if lat else ["Not measured in this run: `python benchmarks/salad_latency.py` "
+                                                   "writes exp/latency.json and exp/images/latency.png.", ""]
+    lines += gpu_report.section("tcstar/tts1") + [""]
+    with atomic_open(path) as f:
+        f.write("\n".join(lines))
+
+
+def attach_latency(systems: dict, lat: dict, speakers) -> None:
+    """Copy the latency benchmark's fits at 35 s into each speaker's system entry (keys of every precision
+    suffixed _<precision>)."""
+    for s, f in lat["fits"].items():
+        for spk in speakers:
+            if f"{spk}_{s}" in systems:
+                systems[f"{spk}_{s}"].update(latency_35s_fit=f["latency_at_max_s"],
+                                             latency_35s_measured=f["measured_at_max_s"],
+                                             speedup_vs_big_rnn=f["speedup_vs_big_rnn"])
+    for prec, rep in lat.get("by_precision", {}).items():
+        for s, f in rep["fits"].items():
+            for spk in speakers:
+                if f"{spk}_{s}" in systems:
+                    systems[f"{spk}_{s}"].update({f"latency_35s_measured_{prec}": f["measured_at_max_s"],
+                                                  f"speedup_vs_big_rnn_{prec}": f["speedup_vs_big_rnn"]})
+
+
+def score(exp: Path, speakers, names, sets, results_md: Path, corpus: str) -> dict:
+    """Collect the decodes under `exp`, merge exp/latency.json when present, update exp/results.json, draw
+    exp/images/f0_hist_<spk>.png and write `results_md`; returns the systems. NoScores when nothing was decoded."""
+    systems = collect(exp, speakers, names, sets)
+    if not systems:
+        raise NoScores(f"no decode_<set>/scores.json under {exp}: run stage 5 first")
+    lat_file = exp / "latency.json"
+    lat = json.loads(lat_file.read_text()) if lat_file.is_file() else None
+    if lat:
+        attach_latency(systems, lat, speakers)
+    results = update_results(exp / "results.json", "tcstar/tts1", corpus, systems)
+    stds = f0_histograms(exp, speakers, lambda spk: f"{spk}_test", exp / "images")
+    write_md(results_md, results, speakers, names, stds, lat, corpus)
+    return systems
