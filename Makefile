@@ -1,9 +1,9 @@
 # make demo : install, then run every recipe under egs/ on its built-in mini corpus + summary table
-# make test : install, then the test suite
+# make test : install, then the test suite (2 workers; make test-fast: the unit tests only, for the edit loop)
 SHELL := /bin/bash
 PY := tools/venv/bin/python
 
-.PHONY: all install demo test clean help
+.PHONY: all install demo test test-fast clean help
 all: help
 help:
 	@sed -n '1,2p' Makefile | sed 's/^# //'
@@ -15,9 +15,16 @@ demo: install
 	$(PY) -m local_models.bin.run_demo
 
 # pytest exits 5 when it collected no tests: that is a broken suite, not a pass.
+# One worker per core; a test file stays on one worker (its module fixtures run one recipe once).
+PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile --durations=15
 test: install
-	@rc=0; $(PY) -m pytest -q tests || rc=$$?; \
+	@rc=0; $(PYTEST) tests || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+# tests marked slow in tests/conftest.py (recipe runs, ESPnet training) left out
+test-fast: install
+	@rc=0; $(PYTEST) -m "not slow" tests || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test-fast: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 clean:
 	rm -rf tools/venv egs/*/*/{data,dump,exp} demo_summary.md

@@ -152,12 +152,12 @@ def model_conf(*items: str) -> List[str]:
 
 
 def no_options(d: Path) -> List[str]:
-    return []  # fearless_steps/sad1 run.sh's train_model adds only the data
+    return []  # fearless_steps/sad1 local/lib.sh's train_model adds only the data
 
 
 INDIC_LANGS = {"en": 133, "hi": 59, "ta": 97, "gu": 123}  # paper Table 1: vocabulary size, <blank> included
 INDIC_HOURS = {"en": 10077, "hi": 10591, "ta": 925, "gu": 1205}  # paper Table 1: training hours
-# run.sh system_conf, with run.sh's defaults lid_weight 0.1, lid_rnn_layers 1, lid_balance true (lid_hours_file)
+# local/lib.sh system_conf, with run.sh's defaults lid_weight 0.1, lid_rnn_layers 1, lid_balance true (lid_hours_file)
 INDIC_SYSTEMS = {
     "mono_en": ["system=mono", "lang=en"],
     "vanilla": ["system=vanilla"],
@@ -186,7 +186,7 @@ def write_indic_units(d: Path) -> Path:
 
 
 def indic_options(system: str):
-    """run.sh's train(): the system's --model_conf, langs, units_dir, stats_file."""
+    """local/lib.sh's train(): the system's --model_conf, langs, units_dir, stats_file."""
 
     def make(d: Path) -> List[str]:
         np.savez(d / "stats.npz", mean=np.zeros(80), std=np.ones(80))  # dump/fbank/train_all/stats.npz
@@ -226,7 +226,7 @@ def salad_options(d: Path) -> List[str]:
             *model_conf(f"idim={SALAD_IDIM}", f"stats_file={d / 'stats.npz'}")]
 
 
-# run.sh system_conf: the paper's submitted system and the conv baseline; idim 39 = 13 MFCC + deltas + delta-deltas;
+# local/lib.sh system_conf: the paper's submitted system and the conv baseline; idim 39 = 13 MFCC + deltas + delta-deltas;
 # num_speakers: any count (it only sizes the decoder's speaker table, 64 parameters a speaker)
 VQVAE_SYSTEMS = {
     "trf_mfcc_k128_s5e-3_j0.05": ["encoder_type=transformer", "num_codes=128", "smooth_weight=0.005", "jitter_p=0.05"],
