@@ -333,3 +333,18 @@ def test_train_resume_and_text2speech_round_trip(tmp_path):
     feats = kaldiio.load_scp(str(tmp_path / "train/feats.scp"))["spk-u0"]
     d = aligner_durations(tts.model, ids, feats)
     assert d.shape == (3,) and d.sum() == len(feats)
+
+
+def test_griffin_lim_is_deterministic():
+    """The same mel gives the same wav, call after call (librosa's random phases come from a fixed random_state)."""
+    import numpy as np
+
+    from local_models.jdit.vocoder import GriffinLim
+
+    conf = {"sample_rate": 22050, "n_fft": 1024, "hop_length": 256, "n_mels": 80, "fmin": 80, "fmax": 7600}
+    mel = np.random.default_rng(0).normal(-2.0, 0.5, (40, 80)).astype(np.float32)
+    gl = GriffinLim(conf, 4)
+    first, again = gl(mel), GriffinLim(conf, 4)(mel)
+    assert first.dtype == np.float32 and first.shape == ((40 - 1) * 256,)
+    np.testing.assert_array_equal(first, again)
+    assert np.abs(first).max() > 0

@@ -30,10 +30,16 @@ class GriffinLim:
             griffin_lim_iters=iters)
 
     def __call__(self, logmel: np.ndarray) -> np.ndarray:
-        import torch
+        import librosa
 
-        np.random.seed(0)  # librosa's Griffin-Lim starts from random phases: same run, same wav
-        return self.impl(torch.from_numpy(logmel)).numpy()
+        # ESPnet's griffin_lim, but with a fixed random_state: librosa draws the initial phases from
+        # np.random.default_rng(), which np.random.seed does not reach, so the same mel gave another wav each call
+        spc = self.impl.logmel2linear(np.asarray(logmel, dtype=np.float32))
+        kw = self.impl.griffin_lim.keywords
+        mag = np.abs(spc.T)
+        wav = librosa.griffinlim(S=mag, n_iter=kw["n_iter"], hop_length=kw["n_shift"], win_length=kw["win_length"],
+                                 window=kw["window"], center=mag.shape[1] > 1, random_state=0)
+        return wav.astype(np.float32)
 
 
 class PWGVocoder:
