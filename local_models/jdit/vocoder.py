@@ -61,6 +61,7 @@ class PWGVocoder:
 
     def __call__(self, logmel: np.ndarray) -> np.ndarray:
         with self.torch.no_grad():
+            self.torch.manual_seed(0)  # the generator's input is torch.randn noise: same mel, same wav
             c = self.torch.from_numpy(logmel).to(self.device)
             return self.model.inference(c).view(-1).detach().float().cpu().numpy()
 
