@@ -15,4 +15,12 @@ setup(
     package_data={"local_models": ["**/*.txt", "**/*.yaml"]},
     install_requires=["numpy", "soundfile", "kaldiio", "tqdm", "pyyaml"],
     extras_require={"test": ["pytest"]},
+    # the inference commands (each also runs as `python -m local_models.bin.<module>`; --help on each)
+    entry_points={"console_scripts": [
+        "speech-segments = local_models.bin.speech_segments:cli",
+        "speech-to-text = local_models.bin.speech_to_text:cli",
+        "text-to-speech = local_models.bin.text_to_speech:cli",
+        "speech-to-units = local_models.bin.speech_to_units:cli",
+        "units-to-speech = local_models.bin.units_to_speech:cli",
+    ]},
 )

@@ -155,3 +155,13 @@ corpus_name() {
     where=$(. ./db.sh; eval "echo \"\${$1:-}\"")
     if [ -n "${where}" ]; then echo "$2"; else echo mini; fi
 }
+
+# pack_system PAPER SYSTEM: the recipe's last stage for one trained system: exp/SYSTEM/packed/model.tar.gz
+# (`python -m local_models.bin.pack_model --help`), from the ${inference_model} checkpoint.
+pack_system() {
+    local paper=$1 system=$2
+    require "exp/${system}" "the training stage of '${system}'"
+    run_logged "exp/${system}/packed" python -m local_models.bin.pack_model --paper "${paper}" --system "${system}" \
+        --recipe_dir . --inference_model "${inference_model:-valid.loss.best.pth}" \
+        --out "exp/${system}/packed/model.tar.gz"
+}

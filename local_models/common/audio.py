@@ -5,7 +5,7 @@ import io
 import subprocess
 from math import gcd
 from pathlib import Path
-from typing import Iterator, Optional, Tuple
+from typing import Iterator, Optional, Tuple, Union
 
 import numpy as np
 import soundfile
@@ -80,3 +80,85 @@ def iter_utterances(data_dir, sample_rate: Optional[int] = None) -> Iterator[Tup
             except AudioError as e:
                 raise AudioError(f"{data_dir / 'wav.scp'}: '{utt}': {e}") from None
             yield utt, wave, sr
+
+
+# ----------------------------------------------------------------------------- a user's audio (inference tools)
+AudioInput = Union[str, Path, Tuple[np.ndarray, int]]
+CLIP_LEVEL = 0.999  # |x| at or above this is taken as full scale (int16's 32767 reads 0.99997)
+
+
+def check_audio(wave: np.ndarray, name: str, allow_silent: bool = False, max_clipped: float = 0.01) -> np.ndarray:
+    """WAVE if a model can use it; else AudioError naming NAME: empty, NaN/inf, all silent (unless ALLOW_SILENT),
+    or more than MAX_CLIPPED of its samples at full scale (a clipped recording: a level problem to fix first)."""
+    if wave.size == 0:
+        raise AudioError(f"{name}: no samples (zero-length audio)")
+    if not np.all(np.isfinite(wave)):
+        raise AudioError(f"{name}: holds NaN or infinite samples")
+    if not allow_silent and float(np.max(np.abs(wave))) < 1e-5:
+        raise AudioError(f"{name}: silent (every sample below -100 dBFS)")
+    clipped = float(np.mean(np.abs(wave) >= CLIP_LEVEL))
+    if clipped > max_clipped:
+        raise AudioError(f"{name}: clipped ({100 * clipped:.1f} % of samples at full scale; at most "
+                         f"{100 * max_clipped:g} % accepted): lower the recording level")
+    return wave
+
+
+def audio_name(src: AudioInput) -> str:
+    return str(src) if isinstance(src, (str, Path)) else "<array>"
+
+
+def read_audio(src: AudioInput, sample_rate: Optional[int] = None, **checks) -> Tuple[np.ndarray, int]:
+    """A wav/flac/ogg/mp3 file (anything libsndfile reads) or an (array, rate) pair -> mono float32 at SAMPLE_RATE
+    (resampled when given), checked by `check_audio(**checks)`. Channels are averaged."""
+    name = audio_name(src)
+    if isinstance(src, (str, Path)):
+        if not Path(src).is_file():
+            raise AudioError(f"{name}: no such audio file")
+        try:
+            wave, sr = soundfile.read(str(src), dtype="float32", always_2d=True)
+        except (RuntimeError, soundfile.LibsndfileError) as e:
+            raise AudioError(f"{name}: cannot read audio ({e})") from None
+    else:
+        wave, sr = src
+        wave = np.asarray(wave, dtype=np.float32)
+        if wave.ndim not in (1, 2):
+            raise AudioError(f"{name}: expected (samples,) or (samples, channels), got shape {wave.shape}")
+        wave = wave[:, None] if wave.ndim == 1 else wave
+        if not isinstance(sr, (int, np.integer)) or sr <= 0:
+            raise AudioError(f"{name}: sample rate must be a positive integer, got {sr!r}")
+    wave = wave.mean(axis=1) if wave.shape[1] > 1 else wave[:, 0]
+    check_audio(wave, name, **checks)
+    return (resample(wave, int(sr), sample_rate), sample_rate) if sample_rate else (wave, int(sr))
+
+
+def iter_audio_blocks(path: Union[str, Path], sample_rate: int, block_s: float = 60.0) -> Iterator[np.ndarray]:
+    """A long file as consecutive mono float32 blocks at SAMPLE_RATE, read and resampled block by block (bounded
+    memory: one block at a time; soxr's streaming resampler keeps the filter state across blocks, so the joined
+    blocks equal a one-shot resampling up to its filter edges). Raises AudioError naming the file."""
+    import soxr
+
+    if not Path(path).is_file():
+        raise AudioError(f"{path}: no such audio file")
+    try:
+        info = soundfile.info(str(path))
+    except (RuntimeError, soundfile.LibsndfileError) as e:
+        raise AudioError(f"{path}: cannot read audio ({e})") from None
+    stream = soxr.ResampleStream(info.samplerate, sample_rate, 1, dtype="float32") \
+        if info.samplerate != sample_rate else None
+    frames = max(1, int(block_s * info.samplerate))
+    blocks = soundfile.blocks(str(path), blocksize=frames, dtype="float32", always_2d=True)
+    n = 0
+    try:
+        for i, block in enumerate(blocks):
+            mono = block.mean(axis=1)
+            n += len(mono)
+            if not np.all(np.isfinite(mono)):
+                raise AudioError(f"{path}: NaN or infinite samples in block {i} (from {i * block_s:.0f} s)")
+            last = n >= info.frames
+            out = stream.resample_chunk(mono, last=last) if stream is not None else mono
+            if len(out):
+                yield out.astype(np.float32, copy=False)
+    except (RuntimeError, soundfile.LibsndfileError) as e:
+        raise AudioError(f"{path}: cannot read audio ({e})") from None
+    if n == 0:
+        raise AudioError(f"{path}: no samples (zero-length audio)")

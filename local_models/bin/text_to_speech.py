@@ -1,0 +1,75 @@
+"""text-to-speech: text as a person types it -> a wav, through a packed JDI-T (Korean, egs/kss/tts1) or SALAD /
+MUSA-RNN (Spanish, egs/tcstar/tts1) model: front end, acoustic model (durations predicted) and vocoder in one call.
+
+    text-to-speech --model exp/jdit/packed/model.tar.gz --text "안녕하세요, 3월 1일입니다." -o hello.wav
+    python -m local_models.bin.text_to_speech --model ARCHIVE --text_file lines.txt -o out_dir/
+"""
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+from local_models.common.cli import add_model_args, run_main, set_threads, write_wav
+from local_models.common.pack import read_card
+
+PAPERS = {"jdit": "JDI-T (Korean)", "salad": "SALAD / MUSA-RNN (Spanish)"}
+
+
+def get_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="text-to-speech", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_model_args(p, "a JDI-T or SALAD model")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--text", help="the text to speak")
+    src.add_argument("--text_file", help="one text per line (utf-8); -o is then a directory: <line number>.wav")
+    p.add_argument("-o", "--output", required=True, help="output .wav/.flac/.ogg (a directory with --text_file)")
+    p.add_argument("--speed", type=float, default=1.0, help="speaking rate: 2 = twice as fast (durations / speed)")
+    p.add_argument("--paper", choices=sorted(PAPERS),
+                   help="which model an exp dir holds (an archive's model card says it; needed for exp dirs only)")
+    return p
+
+
+def load_synthesiser(model: str, paper, device: str):
+    card = read_card(model)
+    paper = (card or {}).get("paper", paper)
+    if paper is None:
+        raise ValueError(f"{model}: an exp dir has no model card: give --paper jdit or --paper salad")
+    if paper not in PAPERS:
+        raise ValueError(f"{model}: a '{paper}' model does not speak text (text-to-speech takes "
+                         f"{' or '.join(PAPERS.values())} models)")
+    inference = importlib.import_module(f"local_models.{paper}.inference")
+    return inference.Text2Speech.from_pretrained(model, device=device)
+
+
+def texts_of(args):
+    """[(where, text, output)]: WHERE names the input in errors."""
+    if args.text is not None:
+        return [("--text", args.text, Path(args.output))]
+    lines = Path(args.text_file).read_text(encoding="utf-8").splitlines()
+    return [(f"{args.text_file}:{n}", line, Path(args.output) / f"{n:04d}.wav") for n, line in enumerate(lines, 1)]
+
+
+def main(argv=None) -> int:
+    args = get_parser().parse_args(argv)
+    if args.speed <= 0:
+        raise ValueError(f"--speed must be positive, got {args.speed}")
+    set_threads(args.threads)
+    tts = load_synthesiser(args.model, args.paper, args.device)
+    done = []
+    for where, text, out in texts_of(args):  # every text first: a bad line leaves no wav behind
+        try:
+            done.append((out, tts(text, speed=args.speed)))
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
+    for out, result in done:
+        write_wav(out, result["wav"], result["sample_rate"])
+        print(f"{out}\t{len(result['wav']) / result['sample_rate']:.2f} s")
+    return 0
+
+
+def cli() -> int:
+    return run_main(main, prog="text-to-speech")
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

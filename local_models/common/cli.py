@@ -1,0 +1,69 @@
+"""What every inference command shares (speech-segments, speech-to-text, text-to-speech, speech-to-units,
+units-to-speech): the --model / --device options, one-line errors for a user's mistakes, atomic outputs."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from .audio import AudioError
+from .datadir import DataDirError, atomic_open
+from .pack import PackError
+
+# a user's mistakes (bad file, bad archive, bad text): one line naming the input, no traceback
+USER_ERRORS = (AudioError, PackError, DataDirError, FileNotFoundError, ValueError, KeyError)
+
+
+def add_model_args(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--model", "-m", required=True,
+                   help=f"{what}: a packed archive (exp/<system>/packed/model.tar.gz of the recipe's pack stage), "
+                        "an unpacked one, or the recipe's exp/<system> dir")
+    p.add_argument("--device", default="cpu", help="torch device: cpu, cuda, cuda:1 (default: %(default)s)")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0: torch's default)")
+
+
+def set_threads(n: int) -> None:
+    if n > 0:
+        import torch
+
+        torch.set_num_threads(n)
+
+
+def run_main(main: Callable[[Optional[Sequence[str]]], int], argv: Optional[Sequence[str]] = None,
+             prog: Optional[str] = None) -> int:
+    """MAIN(argv), with a user's mistakes reported as 'PROG: error: ...' (exit 2) instead of a traceback."""
+    try:
+        return main(argv) or 0
+    except USER_ERRORS as e:
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+        print(f"{prog or Path(sys.argv[0]).name}: error: {msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def write_wav(path, wave: np.ndarray, sample_rate: int) -> Path:
+    """WAVE as 16-bit PCM at PATH (format from the suffix: .wav/.flac/.ogg), written atomically."""
+    import soundfile
+
+    path = Path(path)
+    fmt = {".wav": "WAV", ".flac": "FLAC", ".ogg": "OGG"}.get(path.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"{path}: output must end in .wav, .flac or .ogg")
+    sub = "VORBIS" if fmt == "OGG" else "PCM_16"
+    with atomic_open(path, "wb") as f:
+        soundfile.write(f, np.clip(wave, -1.0, 1.0), sample_rate, format=fmt, subtype=sub)
+    return path
+
+
+def write_text(path, text: str) -> Path:
+    """TEXT at PATH atomically ('-' is stdout)."""
+    if str(path) == "-":
+        sys.stdout.write(text)
+        return Path("-")
+    with atomic_open(path) as f:
+        f.write(text)
+    return Path(path)

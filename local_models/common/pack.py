@@ -1,0 +1,241 @@
+"""Packed models: one archive per trained system, in ESPnet's pack layout (`espnet2.main_funcs.pack_funcs`:
+meta.yaml naming every file by key; yaml files whose paths are rewritten on unpacking), plus a model card.
+
+    pack_model(out, paper=, system=, recipe_dir=, files=, yaml_files=, card=)  -> the archive (written atomically)
+    load_model(path, paper=, exp_resolver=)  -> PackedModel(files, card, root): path is an archive, an unpacked
+                                                archive or a recipe exp dir
+
+An archive unpacks into a content-addressed cache dir (SPEECH_RECIPES_CACHE, default ~/.cache/speech_recipes), once;
+a half-finished unpack is never seen by another process (extracted beside, then renamed).
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime
+import hashlib
+import os
+import shutil
+import tarfile
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Callable, Dict, Mapping, Optional, Union
+
+import yaml
+
+from .results import git_commit
+
+PathLike = Union[str, Path]
+CARD_KEY = "model_card"
+CARD_NAME = "model_card.yaml"
+PAPERS = {  # card["paper"] -> what a user reads in an error
+    "sad": "Fearless Steps SAD (egs/fearless_steps/sad1)",
+    "multisoftmax": "multi-softmax RNN-T (egs/indic/asr1)",
+    "jdit": "JDI-T (egs/kss/tts1)",
+    "salad": "SALAD / MUSA-RNN (egs/tcstar/tts1)",
+    "vqvae": "Transformer VQ-VAE (egs/zerospeech2019/unit1)",
+}
+
+
+class PackError(ValueError):
+    """A model archive that cannot be used: missing, corrupt, incomplete, or another paper's model."""
+
+
+@dataclass
+class PackedModel:
+    files: Dict[str, Path]  # key -> file (config, model_file, stats_file, token_list, ... as the paper names them)
+    card: dict = field(default_factory=dict)
+    root: Optional[Path] = None
+
+    def file(self, key: str) -> Path:
+        if key not in self.files:
+            raise PackError(f"{self.root}: the model has no '{key}' (it has: {', '.join(sorted(self.files))})")
+        return self.files[key]
+
+
+# ----------------------------------------------------------------------------- packing
+def _stage_name(src: Path, recipe_dir: Path) -> str:
+    """Member name of SRC: its path relative to the recipe (so the yaml files' recipe-relative paths still match and
+    ESPnet's unpack rewrites them), else resources/<name> for files from elsewhere (e.g. the repo's front-end data)."""
+    try:
+        return src.resolve().relative_to(recipe_dir.resolve()).as_posix()
+    except ValueError:
+        return f"resources/{src.name}"
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def model_card(paper: str, system: str, recipe_dir: PathLike, card: Mapping) -> dict:
+    """The card: what the model is, what it was trained on, how well it did (card's 'metrics' from results.json)."""
+    return {"paper": paper, "paper_name": PAPERS[paper], "system": system, **dict(card),
+            "commit": git_commit(recipe_dir), "packed": datetime.date.today().isoformat()}
+
+
+def pack_model(out: PathLike, *, paper: str, system: str, recipe_dir: PathLike, files: Mapping[str, PathLike],
+               yaml_files: Mapping[str, PathLike] = (), card: Mapping = ()) -> Path:
+    """Pack FILES and YAML_FILES ({key: path}) with a model card into OUT (.tar.gz or .zip), all or nothing."""
+    from espnet2.main_funcs.pack_funcs import pack
+
+    if paper not in PAPERS:
+        raise ValueError(f"unknown paper '{paper}' ({', '.join(PAPERS)})")
+    recipe_dir, out = Path(recipe_dir), Path(out).resolve()
+    yaml_files, files = dict(yaml_files or {}), dict(files or {})
+    for key, src in {**yaml_files, **files}.items():
+        if not Path(src).is_file():
+            raise FileNotFoundError(f"pack {paper}/{system}: '{key}' file {src} does not exist")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".pack.") as stage:
+        stage = Path(stage)
+        staged = {}
+        for kind, group in (("yaml", yaml_files), ("file", files)):
+            for key, src in group.items():
+                name = _stage_name(Path(src), recipe_dir)
+                _link_or_copy(Path(src), stage / name)
+                staged[(kind, key)] = name
+        card = model_card(paper, system, recipe_dir, card)
+        (stage / CARD_NAME).write_text(yaml.safe_dump(card, allow_unicode=True, sort_keys=False), encoding="utf-8")
+        staged[("yaml", CARD_KEY)] = CARD_NAME
+        tmp = stage / ("archive" + "".join(out.suffixes))
+        with contextlib.chdir(stage), contextlib.redirect_stdout(open(os.devnull, "w")):
+            pack(files={k: n for (kind, k), n in staged.items() if kind == "file"},
+                 yaml_files={k: n for (kind, k), n in staged.items() if kind == "yaml"}, outpath=tmp.name)
+        os.replace(tmp, out)
+    return out
+
+
+# ----------------------------------------------------------------------------- loading
+def cache_root() -> Path:
+    return Path(os.environ.get("SPEECH_RECIPES_CACHE") or Path.home() / ".cache" / "speech_recipes")
+
+
+def _digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:16]
+
+
+def _member_names(archive: Path):
+    """Names in ARCHIVE; PackError when it is not a readable tar/zip or a name would land outside the target."""
+    try:
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as z:
+                names = z.namelist()
+        elif tarfile.is_tarfile(archive):
+            with tarfile.open(archive) as t:
+                members = t.getmembers()
+            if any(not (m.isfile() or m.isdir()) for m in members):
+                raise PackError(f"{archive}: holds links or devices; a model archive holds plain files only")
+            names = [m.name for m in members]
+        else:
+            raise PackError(f"{archive}: not a model archive (neither tar nor zip)")
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as e:
+        raise PackError(f"{archive}: corrupt archive ({e})") from None
+    for name in names:
+        p = PurePosixPath(name)
+        if p.is_absolute() or ".." in p.parts:
+            raise PackError(f"{archive}: member '{name}' would unpack outside its directory")
+    return names
+
+
+def _read_meta(root: Path, where: PathLike) -> Dict[str, Path]:
+    meta = root / "meta.yaml"
+    if not meta.is_file():
+        raise PackError(f"{where}: no meta.yaml: not a packed model (make one with the recipe's pack stage)")
+    try:
+        d = yaml.safe_load(meta.read_text(encoding="utf-8"))
+        entries = {**d["yaml_files"], **d["files"]}
+    except (yaml.YAMLError, KeyError, TypeError) as e:
+        raise PackError(f"{meta}: unreadable meta.yaml ({e})") from None
+    files = {k: root / v for k, v in entries.items()}
+    missing = [f"{k} ({p.name})" for k, p in files.items() if not p.is_file()]
+    if missing:
+        raise PackError(f"{where}: incomplete model, missing {', '.join(missing)}")
+    return files
+
+
+def unpack_archive(archive: PathLike) -> Path:
+    """ARCHIVE unpacked into the cache (once); returns its directory."""
+    from espnet2.main_funcs.pack_funcs import unpack
+
+    archive = Path(archive)
+    _member_names(archive)
+    target = cache_root() / _digest(archive)
+    if (target / "meta.yaml").is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
+    try:
+        try:
+            unpack(archive, tmp, use_cache=False)
+        except (RuntimeError, tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, yaml.YAMLError) as e:
+            raise PackError(f"{archive}: corrupt archive ({e})") from None
+        # ESPnet rewrites the yaml files' member paths to absolute ones under tmp: make them point at the target
+        for y in tmp.rglob("*.yaml"):
+            text = y.read_text(encoding="utf-8")
+            if str(tmp) in text:
+                y.write_text(text.replace(str(tmp), str(target)), encoding="utf-8")
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another process finished first
+            if not (target / "meta.yaml").is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def check_paper(card: Mapping, paper: str, where: PathLike) -> None:
+    got = card.get("paper")
+    if got != paper:
+        what = PAPERS.get(got, repr(got))
+        raise PackError(f"{where}: this is a {what} model, not a {PAPERS[paper]} model")
+
+
+def load_model(path: PathLike, *, paper: str,
+               exp_resolver: Optional[Callable[[Path], Dict[str, Path]]] = None) -> PackedModel:
+    """A packed model of PAPER from PATH: an archive (.tar.gz / .zip), an unpacked archive dir, or (with
+    EXP_RESOLVER, which maps an exp dir to its files) a recipe's exp/<system> dir. Raises PackError / FileNotFoundError."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"model not found: {path}")
+    if path.is_file():
+        root = unpack_archive(path)
+    elif (path / "meta.yaml").is_file():
+        root = path
+    elif exp_resolver is not None:
+        files = {k: Path(v) for k, v in exp_resolver(path).items()}
+        missing = [f"{k} ({v})" for k, v in files.items() if not v.is_file()]
+        if missing:
+            raise PackError(f"{path}: not a trained {PAPERS[paper]} exp dir, missing {', '.join(missing)}")
+        return PackedModel(files, {"paper": paper, "system": path.name, "exp_dir": str(path)}, path)
+    else:
+        raise PackError(f"{path}: neither a model archive nor an unpacked one (no meta.yaml)")
+    files = _read_meta(root, path)
+    if CARD_KEY not in files:
+        raise PackError(f"{path}: no model card: not packed by this collection")
+    card = yaml.safe_load(files.pop(CARD_KEY).read_text(encoding="utf-8")) or {}
+    check_paper(card, paper, path)
+    return PackedModel(files, card, root)
+
+
+def read_card(path: PathLike) -> Optional[dict]:
+    """The model card of an archive or unpacked archive at PATH (None for an exp dir, which has none)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"model not found: {path}")
+    if path.is_dir() and not (path / "meta.yaml").is_file():
+        return None
+    root = unpack_archive(path) if path.is_file() else path
+    files = _read_meta(root, path)
+    if CARD_KEY not in files:
+        raise PackError(f"{path}: no model card: not packed by this collection")
+    return yaml.safe_load(files[CARD_KEY].read_text(encoding="utf-8")) or {}

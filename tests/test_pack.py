@@ -1,0 +1,159 @@
+"""Packed models (local_models/common/pack.py) and a user's audio (common/audio.py read_audio): the failure
+modes a user meets get one clear error naming the input, and nothing half-written."""
+import io
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile
+import yaml
+
+from local_models.common.audio import AudioError, iter_audio_blocks, read_audio
+from local_models.common.cli import run_main, write_wav
+from local_models.common.pack import PackError, load_model, pack_model, read_card
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPEECH_RECIPES_CACHE", str(tmp_path / "cache"))
+
+
+def fake_recipe(root: Path) -> Path:
+    exp = root / "recipe" / "exp" / "sys1"
+    exp.mkdir(parents=True)
+    (root / "recipe" / "data").mkdir()
+    (root / "recipe" / "data" / "tokens.txt").write_text("a\nb\n")
+    (exp / "model.pth").write_bytes(b"\0weights")
+    conf = {"token_list": "data/tokens.txt", "normalize_conf": {"stats_file": "exp/sys1/model.pth"}, "x": 3}
+    (exp / "config.yaml").write_text(yaml.safe_dump(conf))
+    (root / "question.hed").write_text("QS 'x'\n")  # a resource outside the recipe
+    return root / "recipe"
+
+
+def make_archive(tmp_path, name="model.tar.gz", paper="sad"):
+    recipe = fake_recipe(tmp_path)
+    return pack_model(recipe / "exp" / "sys1" / "packed" / name, paper=paper, system="sys1", recipe_dir=recipe,
+                      files={"model_file": recipe / "exp/sys1/model.pth", "token_list": recipe / "data/tokens.txt",
+                             "questions": tmp_path / "question.hed"},
+                      yaml_files={"config": recipe / "exp/sys1/config.yaml"}, card={"metrics": {"dcf": 0.05}})
+
+
+@pytest.mark.parametrize("name", ["model.tar.gz", "model.zip"])
+def test_pack_unpack_elsewhere(tmp_path, name):
+    archive = make_archive(tmp_path, name)
+    moved = tmp_path / "elsewhere" / name  # the recipe is gone: the archive alone must do
+    moved.parent.mkdir()
+    archive.rename(moved)
+    import shutil
+    shutil.rmtree(tmp_path / "recipe")
+    m = load_model(moved, paper="sad")
+    assert m.card["paper"] == "sad" and m.card["system"] == "sys1" and m.card["metrics"] == {"dcf": 0.05}
+    assert m.file("model_file").read_bytes() == b"\0weights" and m.file("questions").read_text() == "QS 'x'\n"
+    conf = yaml.safe_load(m.file("config").read_text())
+    # the config's recipe-relative paths now point into the unpacked model
+    assert Path(conf["token_list"]).read_text() == "a\nb\n" and Path(conf["token_list"]).is_absolute()
+    assert Path(conf["normalize_conf"]["stats_file"]) == m.file("model_file") and conf["x"] == 3
+    assert load_model(moved, paper="sad").root == m.root  # unpacked once
+    assert read_card(m.root)["system"] == "sys1"
+    with pytest.raises(PackError, match="no 'vocoder'"):
+        m.file("vocoder")
+
+
+def test_wrong_paper_and_bad_archives(tmp_path):
+    archive = make_archive(tmp_path)
+    with pytest.raises(PackError, match=r"model.tar.gz: this is a Fearless Steps SAD .* not a JDI-T"):
+        load_model(archive, paper="jdit")
+    corrupt = tmp_path / "corrupt.tar.gz"
+    corrupt.write_bytes(archive.read_bytes()[: len(archive.read_bytes()) // 2])
+    with pytest.raises(PackError, match="corrupt.tar.gz: corrupt archive"):
+        load_model(corrupt, paper="sad")
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    with pytest.raises(PackError, match="notes.txt: not a model archive"):
+        load_model(text, paper="sad")
+    with pytest.raises(FileNotFoundError, match="model not found: .*nothing.tar.gz"):
+        load_model(tmp_path / "nothing.tar.gz", paper="sad")
+    evil = tmp_path / "evil.tar.gz"
+    with tarfile.open(evil, "w:gz") as t:
+        info = tarfile.TarInfo("../../escape.txt")
+        info.size = 2
+        t.addfile(info, io.BytesIO(b"hi"))
+    with pytest.raises(PackError, match="outside its directory"):
+        load_model(evil, paper="sad")
+    assert not (tmp_path / "escape.txt").exists()
+    no_meta = tmp_path / "plain.tar.gz"
+    with tarfile.open(no_meta, "w:gz") as t:
+        t.add(text, arcname="notes.txt")
+    with pytest.raises(PackError, match="plain.tar.gz: corrupt archive .*meta.yaml"):
+        load_model(no_meta, paper="sad")
+    # nothing half-unpacked left in the cache
+    assert all(not p.name.startswith(".") for p in (tmp_path / "cache").iterdir())
+
+
+def test_pack_missing_file_writes_nothing(tmp_path):
+    recipe = fake_recipe(tmp_path)
+    out = recipe / "exp" / "sys1" / "packed" / "model.tar.gz"
+    with pytest.raises(FileNotFoundError, match="'stats' file .*nope.npz does not exist"):
+        pack_model(out, paper="sad", system="sys1", recipe_dir=recipe,
+                   files={"model_file": recipe / "exp/sys1/model.pth", "stats": recipe / "nope.npz"})
+    assert not out.exists() and not out.parent.exists()
+
+
+def test_exp_dir_resolver(tmp_path):
+    recipe = fake_recipe(tmp_path)
+    exp = recipe / "exp" / "sys1"
+    m = load_model(exp, paper="sad", exp_resolver=lambda d: {"model_file": d / "model.pth"})
+    assert m.file("model_file") == exp / "model.pth" and m.card["paper"] == "sad"
+    with pytest.raises(PackError, match="not a trained .* exp dir, missing stats"):
+        load_model(exp, paper="sad", exp_resolver=lambda d: {"stats": d / "stats.npz"})
+    with pytest.raises(PackError, match="no meta.yaml"):
+        load_model(exp, paper="sad")
+
+
+def test_read_audio_checks(tmp_path):
+    sr = 22050
+    t = np.arange(sr) / sr
+    stereo = np.stack([0.5 * np.sin(2 * np.pi * 300 * t), 0.5 * np.sin(2 * np.pi * 300 * t)], axis=1)
+    for ext in ("wav", "flac", "ogg"):
+        soundfile.write(tmp_path / f"a.{ext}", stereo, sr)
+        wave, rate = read_audio(tmp_path / f"a.{ext}", 16000)
+        assert rate == 16000 and abs(len(wave) - 16000) <= 1 and 0.4 < np.max(np.abs(wave)) < 0.6
+    wave, rate = read_audio((stereo.astype(np.float32), sr))
+    assert rate == sr and wave.shape == (sr,)
+    cases = {"no samples": np.zeros(0), "NaN": np.full(100, np.nan), "silent": np.zeros(1000),
+             "clipped": np.sign(np.sin(np.arange(1000))) * 1.0}
+    for match, bad in cases.items():
+        with pytest.raises(AudioError, match=f"<array>: .*{match}"):
+            read_audio((bad.astype(np.float32), 16000))
+    assert read_audio((np.zeros(1000, np.float32), 16000), allow_silent=True)[0].shape == (1000,)
+    (tmp_path / "junk.wav").write_bytes(b"RIFF0000WAVEjunk")
+    with pytest.raises(AudioError, match="junk.wav: cannot read audio"):
+        read_audio(tmp_path / "junk.wav")
+    with pytest.raises(AudioError, match="missing.wav: no such audio file"):
+        read_audio(tmp_path / "missing.wav")
+    with pytest.raises(AudioError, match="sample rate must be a positive integer"):
+        read_audio((np.ones(10, np.float32) * 0.1, 0))
+
+
+def test_audio_blocks_equal_one_shot(tmp_path):
+    """Block-by-block reading and resampling joins to what a one-shot read and soxr resampling gives."""
+    import soxr
+    sr = 44100
+    x = (0.3 * np.random.default_rng(0).standard_normal(sr * 5)).astype(np.float32)
+    soundfile.write(tmp_path / "long.wav", x, sr, subtype="FLOAT")
+    blocks = list(iter_audio_blocks(tmp_path / "long.wav", 16000, block_s=1.3))
+    assert len(blocks) >= 4
+    joined = np.concatenate(blocks)
+    whole = soxr.resample(x, sr, 16000)
+    assert len(joined) == len(whole) and np.max(np.abs(joined - whole)) < 1e-3
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    def main(argv):
+        read_audio(tmp_path / "missing.wav")
+    assert run_main(main, [], prog="tool") == 2
+    assert capsys.readouterr().err.strip() == f"tool: error: {tmp_path / 'missing.wav'}: no such audio file"
+    with pytest.raises(ValueError, match="must end in .wav"):
+        write_wav(tmp_path / "x.mp4", np.zeros(10), 16000)
+    assert not (tmp_path / "x.mp4").exists()
