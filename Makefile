@@ -1,18 +1,22 @@
-# make demo : install, then run every recipe under egs/ on its built-in mini corpus + summary table
+# make demo : install, then every recipe at a quick size, packed, its models run on input they never saw (demo_summary.md)
 # make test : install, then the test suite (2 workers; make test-fast: the unit tests only, for the edit loop)
+# make reproduce : install, then every recipe's full mini-corpus study (./run.sh; reproduce_summary.md)
 SHELL := /bin/bash
 PY := tools/venv/bin/python
 
-.PHONY: all install demo test test-fast clean help
+.PHONY: all install demo reproduce test test-fast clean help
 all: help
 help:
-	@sed -n '1,2p' Makefile | sed 's/^# //'
+	@sed -n '1,3p' Makefile | sed 's/^# //'
 
 install:
 	bash tools/install.sh
 
 demo: install
-	$(PY) -m local_models.bin.run_demo
+	$(PY) -m local_models.bin.run_demo --mode demo
+
+reproduce: install
+	$(PY) -m local_models.bin.run_demo --mode reproduce
 
 # pytest exits 5 when it collected no tests: that is a broken suite, not a pass.
 # One worker per core; a test file stays on one worker (its module fixtures run one recipe once).
@@ -27,4 +31,4 @@ test-fast: install
 	if [ $$rc -eq 5 ]; then echo "make test-fast: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 clean:
-	rm -rf tools/venv egs/*/*/{data,dump,exp} demo_summary.md
+	rm -rf tools/venv egs/*/*/{data,dump,exp} demo_summary.md reproduce_summary.md

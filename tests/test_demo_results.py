@@ -2,6 +2,7 @@
 import json
 
 from local_models.bin import run_demo
+from local_models.common import demo as demo_lib
 from local_models.common.results import update_results
 
 
@@ -23,16 +24,47 @@ def test_demo_with_no_recipes(tmp_path, capsys):
     assert "no recipes" in capsys.readouterr().out
 
 
-def test_demo_runs_recipes_and_reports_failures(tmp_path, monkeypatch):
-    monkeypatch.setattr(run_demo, "ROOT", tmp_path)
+def fake_egs(tmp_path):
     egs = tmp_path / "egs"
-    good, bad = egs / "a" / "x1", egs / "b" / "y1"
-    for d in (good, bad):
-        d.mkdir(parents=True)
-    (good / "run.sh").write_text('mkdir -p exp; echo \'{"systems": {"sys1": {"dev": {"f1": 0.5}, "eval": {"dcf": 0.1, "dcf_no_collar": 0.2}, "rtf": 0.25}}}\' > exp/results.json\n')
+    good, bad, stale = egs / "a" / "x1", egs / "b" / "y1", egs / "c" / "z1"
+    for d in (good, bad, stale):
+        (d / "local").mkdir(parents=True)
+    (good / "run.sh").write_text('mkdir -p exp; echo \'{"systems": {"sys1": {"dev": {"f1": 0.5}, '
+                                 '"eval": {"dcf": 0.1, "dcf_no_collar": 0.2}, "rtf": 0.25}}}\' > exp/results.json\n')
+    (good / "local" / "demo.sh").write_text('mkdir -p exp/demo; printf "### a/x1\\n\\nsegments: 3\\n" > exp/demo/summary.md\n')
     (bad / "run.sh").write_text("exit 3\n")
+    (bad / "local" / "demo.sh").write_text("echo broken model; exit 3\n")
+    # a failed demo must not show the summary an earlier run left behind
+    (stale / "run.sh").write_text("exit 0\n")
+    (stale / "local" / "demo.sh").write_text("exit 4\n")
+    (stale / "exp" / "demo").mkdir(parents=True)
+    (stale / "exp" / "demo" / "summary.md").write_text("### c/z1\n\nOLD RESULT\n")
+    return egs
+
+
+def test_demo_joins_sections_and_reports_failures(tmp_path):
+    egs = fake_egs(tmp_path)
     summary = tmp_path / "s.md"
-    assert run_demo.main(["--egs", str(egs), "--summary", str(summary)]) == 1
+    assert run_demo.main(["--egs", str(egs), "--summary", str(summary), "--jobs", "2"]) == 1
+    text = summary.read_text()
+    assert "| a/x1 | ok |" in text and "### a/x1\n\nsegments: 3" in text
+    assert "| b/y1 | FAILED (exit 3) |" in text and "broken model" in text
+    assert "| c/z1 | FAILED (exit 4) |" in text and "OLD RESULT" not in text
+    assert run_demo.main(["--egs", str(egs), "--summary", str(summary), "--only", "a/x1"]) == 0
+    assert "b/y1" not in summary.read_text()
+
+
+def test_reproduce_tabulates_results(tmp_path):
+    egs = fake_egs(tmp_path)
+    summary = tmp_path / "r.md"
+    assert run_demo.main(["--mode", "reproduce", "--egs", str(egs), "--summary", str(summary)]) == 1
     text = summary.read_text()
     assert "| a/x1 | ok |" in text and "| sys1 | eval.dcf=0.1, rtf=0.25 |" in text
     assert "| b/y1 | FAILED (exit 3) |" in text
+
+
+def test_unknown_recipe_is_an_error(tmp_path):
+    egs = fake_egs(tmp_path)
+    import pytest
+    with pytest.raises(ValueError, match="no recipe q/q1"):
+        demo_lib.find_recipes(egs, ["q/q1"])
