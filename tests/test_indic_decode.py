@@ -387,6 +387,12 @@ def test_cli_vanilla_lidfree_and_errors(tmp_path, token_lists, corpus, capsys):
         lists = {lang: token_lists[lang] for lang in LANGS}
         assert lang == (lang_by_script(units[utt].split(), lists) or NO_LANG)
     assert json.loads((out / "decode_stats.json").read_text())["T_avg"] == 1
+    # LID-free needs no utt2lid: the same hypotheses and languages, LID accuracy not scored
+    bare = tmp_path / "bare"
+    assert indic_decode.main([a for a in args if a not in ("--utt2lid", str(corpus / "utt2lid"))][:-1] + [str(bare)]) == 0
+    assert table(bare / "hyp") == table(out / "hyp") and table(bare / "hyp_lang") == langs
+    assert json.loads((bare / "decode_stats.json").read_text())["lid_accuracy"] is None
+    assert "LID accuracy not scored (no --utt2lid)" in capsys.readouterr().err
     capsys.readouterr()
     assert indic_decode.main(args + ["--switch_off_grid", "30:0.5"]) == 1  # no LID head
     assert "switch_off_grid" in capsys.readouterr().err

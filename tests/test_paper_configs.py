@@ -64,6 +64,8 @@ def task_class(name: str):
         from local_models.jdit.task import JDITTask as task  # ESPnet's TTSTask, with `tts: jdit` registered
     elif name == "salad":
         from local_models.salad.task import SaladTask as task
+    elif name == "salad_duration":
+        from local_models.salad.duration_task import DurationTask as task
     elif name == "vqvae":
         from local_models.vqvae.task import VQVAETask as task
     else:
@@ -295,6 +297,21 @@ def tts_samples(rng, args) -> Samples:
     return out
 
 
+DURATION_IDIM = 362  # the question file's phone-level vector
+
+
+def duration_options(d: Path) -> List[str]:
+    from local_models.salad.duration import save_duration_stats
+
+    save_duration_stats(d / "dur_stats.npz", np.zeros(DURATION_IDIM), np.ones(DURATION_IDIM), 2.5, 0.6)
+    return model_conf(f"idim={DURATION_IDIM}", f"stats_file={d / 'dur_stats.npz'}")
+
+
+def duration_samples(rng, args) -> Samples:
+    return [(f"u{i}", {"lingp": (rng.random((n, DURATION_IDIM)) < 0.05).astype(np.float32),
+                       "dur": rng.integers(1, 30, size=n)}) for i, n in enumerate((17, 11))]
+
+
 def salad_samples(rng, args) -> Samples:
     """A stateful batch (run.sh --stateful true): window 3 of streams 0 and 1 ("<window> <stream>" in pos)."""
     out = []
@@ -345,6 +362,8 @@ CASES: Dict[str, Case] = {
        for m, paper in (("small_rnn", 1.17e6), ("small_salad", 1.04e6), ("big_rnn", 9.85e6), ("big_salad", 9.66e6),
                         # not in the paper: Big SALAD with windowed attention, which adds no weights
                         ("big_salad_win", 9.66e6))},
+    # the MUSA duration model (paper section 2; no size given: Small RNN's)
+    "tcstar/train_duration": Case("salad_duration", TCSTAR / "train_duration.yaml", duration_options, duration_samples),
     **{f"zerospeech2019/train_vqvae/{s}": Case("vqvae", ZS / "train_vqvae.yaml", vqvae_options(s), vqvae_samples)
        for s in VQVAE_SYSTEMS},
     "zerospeech2019/train_inverter": Case("vqvae", ZS / "train_inverter.yaml", inverter_options, inverter_samples),

@@ -79,7 +79,7 @@ def test_hypotheses_are_words_of_the_right_script(recipe):
 
 def test_rerun_of_scoring_is_identical(recipe):
     before = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
-    run(recipe, *SMALL, "--stage", "7")
+    run(recipe, *SMALL, "--stage", "7", "--stop-stage", "7")
     after = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
     assert before == after
 
@@ -117,3 +117,82 @@ def test_bad_utt2lid_is_a_clear_error(recipe):
     proc = run(recipe, *SMALL, "--stage", "3", "--stop-stage", "3", "--test-sets", "bad", check=False)
     assert proc.returncode != 0
     assert "utt2lid" in proc.stderr and "xx" in proc.stderr
+
+
+TRAINED = ("mono_en", "mono_hi", "vanilla", "onehot", "multisoftmax", "multisoftmax_lid", "ft_multisoftmax_en",
+           "ft_multisoftmax_hi")
+
+
+def test_every_trained_system_is_packed_with_its_scores(recipe):
+    from local_models.common.pack import read_card
+
+    res = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
+    for s in TRAINED:
+        card = read_card(recipe / "exp" / s / "packed" / "model.tar.gz")
+        assert card["paper"] == "multisoftmax" and card["system"] == s and card["corpus"] == "mini", s
+        assert card["training"]["utterances"] > 0 and card["training"]["epochs_trained"] >= 1, s
+        assert card["metrics"] and card["sample_rate"] == 16000 and card["decoding"]["beam"] == 4, s
+    lid = read_card(recipe / "exp" / "multisoftmax_lid" / "packed" / "model.tar.gz")
+    assert lid["metrics"]["lidfree"]["avg"]["wer"] == res["multisoftmax_lid_lidfree"]["wer_avg"]
+    assert lid["metrics"]["lidfree"]["hi"]["lid_acc"] == res["multisoftmax_lid_lidfree"]["lid_acc_hi"]
+    assert lid["metrics"]["known_language"]["en"]["cer"] == res["multisoftmax_lid"]["cer_en"]
+    assert (lid["decoding"]["tau"], lid["decoding"]["s_th"]) == ("30", "80")  # run.sh's --switch_off default
+    mono = read_card(recipe / "exp" / "mono_hi" / "packed" / "model.tar.gz")
+    assert mono["language"] == "hi" and mono["metrics"]["known_language"]["hi"]["wer"] == res["mono"]["wer_hi"]
+    ft = read_card(recipe / "exp" / "ft_multisoftmax_en" / "packed" / "model.tar.gz")
+    assert "exp/multisoftmax/" in ft["training"]["init_param"] and ft["language"] == "en"
+
+
+def test_archive_alone_transcribes_unseen_speech_as_the_recipe_decodes_it(recipe, tmp_path):
+    """One archive copied to a fresh dir, the recipe out of reach: speech-to-text (LID-free, no language given)
+    on new sentences in unseen voices at 22.05 kHz gives what the recipe's own stage-2 features + indic_decode
+    --mode lidfree (without utt2lid) give on the trained exp dir; the text is written in the detected language's
+    script; --language and --nbest work."""
+    import subprocess
+
+    import soundfile
+
+    from local_models.common.synth import Voice, synthesize
+
+    py = str(ROOT / "tools" / "venv" / "bin" / "python")
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    shutil.copy(recipe / "exp" / "multisoftmax_lid" / "packed" / "model.tar.gz", fresh / "lid.tar.gz")
+    items = {"n1": ("hi", "मेरा घर नदी के पास है", Voice("hi", "f4", rate=130, pitch=80)),
+             "n2": ("en", "my house is near the river", Voice("en-us", "m6", rate=210, pitch=20))}
+    data = tmp_path / "data"
+    data.mkdir()
+    for utt, (_, text, voice) in items.items():
+        audio = synthesize(text, voice, sample_rate=22050)
+        soundfile.write(fresh / f"{utt}.wav", audio.wave, audio.sample_rate)
+    (data / "wav.scp").write_text("".join(f"{u} {fresh / u}.wav\n" for u in items))
+    (data / "utt2spk").write_text("".join(f"{u} {u}\n" for u in items))
+    env = {"SPEECH_RECIPES_CACHE": str(fresh / "cache"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    cli = [py, "-m", "local_models.bin.speech_to_text", "n1.wav", "n2.wav", "--model", "lid.tar.gz"]
+    proc = subprocess.run(cli + ["-o", "out.txt"], cwd=fresh, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    out = [line.split("\t") for line in (fresh / "out.txt").read_text(encoding="utf-8").splitlines()]
+    assert [row[0] for row in out] == ["n1.wav", "n2.wav"] and all(len(row) == 3 for row in out)
+    # the recipe's way: stage 2's features, then the data-set decoder on the exp dir, LID-free, no utt2lid
+    conf = [t for line in (recipe / "conf" / "fbank.conf").read_text().splitlines()
+            if not line.startswith("#") for t in line.split()]
+    subprocess.run([py, "-m", "local_models.bin.extract_feats", *conf, str(data), str(tmp_path / "feats")],
+                   check=True, capture_output=True)
+    subprocess.run([py, "-m", "local_models.bin.indic_decode", "--model_dir", str(recipe / "exp" / "multisoftmax_lid"),
+                    "--feats", str(tmp_path / "feats.scp"), "--mode", "lidfree", "--beam", "4", "--chunk", "10",
+                    str(tmp_path / "dec")], check=True, capture_output=True)
+    hyp = dict((line.split(" ", 1) + [""])[:2] for line in (tmp_path / "dec" / "hyp").read_text().splitlines())
+    lang = dict(line.split() for line in (tmp_path / "dec" / "hyp_lang").read_text().splitlines())
+    assert [row[1:] for row in out] == [[lang["n1"], hyp["n1"]], [lang["n2"], hyp["n2"]]]
+    units = {lg: set((recipe / "data" / "lang" / lg / "units.txt").read_text(encoding="utf-8").split())
+             for lg in ("en", "hi")}
+    for _, lg, text in out:  # written with the detected language's graphemes only
+        graphemes = {u[2:] if u.startswith("B_") else u for u in units[lg]}
+        assert lg in units and set(text.replace("<unk>", "").replace(" ", "")) <= graphemes, (lg, text)
+    proc = subprocess.run(cli[:4] + cli[5:] + ["--language", "hi", "--nbest", "3"], cwd=fresh, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    rows = [line.split("\t") for line in proc.stdout.splitlines()]
+    assert [r[:3] for r in rows] == [["n1.wav", str(i), "hi"] for i in range(1, len(rows) + 1)] and 1 <= len(rows) <= 3
+    assert [float(r[3]) for r in rows] == sorted((float(r[3]) for r in rows), reverse=True)
+    assert all(ord(c) >= 0x900 for r in rows for c in r[4].replace("<unk>", "").replace(" ", ""))  # the hi head

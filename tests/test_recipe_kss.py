@@ -1,6 +1,7 @@
 """egs/kss/tts1 stages 4-6: synthesis tool (vocoder, atomic output), JDI-T scoring (duration accuracy, tables),
 and a smoke run of the whole recipe on a tiny mini corpus with one training epoch."""
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 import soundfile
 
-from local_models.bin import jdit_align, jdit_score, pwg_train, tts_synth
+from local_models.bin import jdit_align, jdit_mcd, jdit_score, pwg_train, tts_synth
 from local_models.common.datadir import read_table
 from local_models.jdit import inference, metrics, report, vocoder
 from recipe_runner import run_recipe
@@ -22,7 +23,8 @@ needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="esp
 
 
 def test_tools_have_help():
-    for parser in (tts_synth.get_parser(), jdit_score.get_parser(), jdit_align.get_parser(), pwg_train.get_parser()):
+    for parser in (tts_synth.get_parser(), jdit_score.get_parser(), jdit_align.get_parser(), pwg_train.get_parser(),
+                   jdit_mcd.get_parser()):
         with pytest.raises(SystemExit) as e:
             parser.parse_args(["--help"])
         assert e.value.code == 0
@@ -264,15 +266,26 @@ def test_score_writes_tables_and_json(tmp_path, monkeypatch):
     assert res["systems"]["duration_uniform"]["test"]["duration_mae_closure"] == pytest.approx(1.6)
 
 
+SYSTEMS = ("jdit", "tacotron2", "transformer", "fastspeech")
+FRESH_TEXT = "모레 저녁 7시 반에 역 앞 카페에서 봐요, 꼭 와요?"  # in no text of the recipe (checked below)
+
+
+@pytest.fixture(scope="module")
+def recipe(tmp_path_factory):
+    """The whole recipe (stages 1-7) at its quick size: 12 utterances, one epoch of each system (JDI-T, Tacotron2,
+    Transformer, FastSpeech taught by the Transformer's durations), 2 PWG steps, 4 Griffin-Lim iterations."""
+    recipe = tmp_path_factory.mktemp("kss") / "tts1"
+    shutil.copytree(RECIPE, recipe, ignore=shutil.ignore_patterns("data", "dump", "exp", "RESULTS.md"))
+    # the speed benchmark once per model and sentence, on one thread (the smoke run only checks that it runs)
+    run_recipe(recipe, "--mini-utts", "12", "--test-sets", "test", "--train-args", "--max_epoch 1 --batch_size 4",
+               "--griffin-lim-iters", "4", "--pwg-max-steps", "2", "--bench-repeats", "1", "--bench-threads", "1")
+    return recipe
+
+
 @needs_venv
 @needs_espeak
-def test_smoke_whole_recipe_one_epoch(tmp_path):
-    """run.sh stages 1-6 on 12 utterances, one epoch of each system (JDI-T, Tacotron2, Transformer, FastSpeech
-    taught by the Transformer's durations): synthesised wavs, durations, RESULTS.md, results.json."""
-    recipe = tmp_path / "tts1"
-    shutil.copytree(RECIPE, recipe, ignore=shutil.ignore_patterns("data", "dump", "exp", "RESULTS.md"))
-    run_recipe(recipe, "--mini-utts", "12", "--test-sets", "test", "--train-args", "--max_epoch 1 --batch_size 4",
-               "--griffin-lim-iters", "4", "--pwg-max-steps", "2")
+def test_smoke_whole_recipe_one_epoch(recipe, tmp_path):
+    """Stages 1-6: synthesised wavs, durations, RESULTS.md, results.json; then a data dir stages 2-3 never saw."""
     exp = recipe / "exp"
     assert (exp / "tts_jdit" / "1epoch.pth").exists() and (exp / "tts_jdit" / "run.sh").exists()
     dec = exp / "tts_jdit" / "decode_test"
@@ -308,6 +321,8 @@ def test_smoke_whole_recipe_one_epoch(tmp_path):
     assert "| Tacotron2 | test | 1 |" in md  # the attention-failure table
     assert "| GT mel + Griffin-Lim | — | — |" in md and "| GT mel + Parallel WaveGAN | 3.92 | 3.87 |" in md
     assert "Parallel WaveGAN trained by this recipe (stage 4, `exp/vocoder_pwg`): 2 steps" in md
+    bench = json.loads((exp / "benchmarks/kss_speed.json").read_text())  # stage 6's speed benchmark, 1 repeat
+    assert bench["repeats"] == 1 and set(bench["models"]) == set(SYSTEMS) and bench["models"]["jdit"]["rtf"] > 0
 
     # decode + score a data dir that stages 2-3 never saw (wav.scp + text only; 44.1 kHz like KSS's own wavs):
     # stage 5 prepares its features and tokens itself
@@ -319,8 +334,56 @@ def test_smoke_whole_recipe_one_epoch(tmp_path):
     (fresh / "text").write_text("new-u1 " + read_table(recipe / "data/test/text")["kss-1_0011"] + "\n")
     (fresh / "utt2spk").write_text("new-u1 new\n")
     (fresh / "spk2utt").write_text("new new-u1\n")
-    run_recipe(recipe, "--stage", "5", "--test-sets", "fresh", "--systems", "jdit", "--griffin-lim-iters", "4",
-               "--speed-benchmark", "false")
+    run_recipe(recipe, "--stage", "5", "--stop-stage", "6", "--test-sets", "fresh", "--systems", "jdit",
+               "--griffin-lim-iters", "4", "--speed-benchmark", "false")
     assert (fresh / "feats.scp").exists() and (fresh / "text_phn").exists()
     res = json.loads((exp / "results.json").read_text())
     assert res["systems"]["jdit"]["fresh"]["mcd"] > 0 and res["systems"]["gt_mel"]["fresh"]["mcd"] > 0
+
+
+@needs_venv
+@needs_espeak
+def test_packed_systems_speak_from_a_copy(recipe, tmp_path, monkeypatch):
+    """Stage 7: an archive per system whose card carries its metrics; a copy of JDI-T's, away from the recipe,
+    speaks a sentence the recipe never saw through the text-to-speech command; a baseline's through the API."""
+    import subprocess
+
+    import torch
+
+    from local_models.common.pack import read_card
+    from local_models.jdit import frontend
+    from local_models.jdit.demo import check_fresh
+    from local_models.jdit.inference import Text2Speech, scale_durations
+
+    check_fresh(recipe, FRESH_TEXT)
+    res = json.loads((recipe / "exp/results.json").read_text())
+    for s in SYSTEMS:
+        card = read_card(recipe / f"exp/tts_{s}/packed/model.tar.gz")
+        assert card["paper"] == "jdit" and card["system"] == f"tts_{s}" and card["sample_rate"] == 22050
+        assert card["metrics"]["test"] == res["systems"][s]["test"] and card["metrics"]["test"]["mcd"] > 0
+        assert card["training"]["utterances"] == 10 and card["training"]["steps"] == 3  # ceil(10 / 4) x 1 epoch
+        assert card["vocoder"] == "Griffin-Lim, 4 iterations" and card["corpus"] == "espeak-ng Korean mini corpus"
+    copy = tmp_path / "copy" / "jdit.tar.gz"
+    copy.parent.mkdir()
+    shutil.copy(recipe / "exp/tts_jdit/packed/model.tar.gz", copy)
+    env = {**os.environ, "SPEECH_RECIPES_CACHE": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([str(VENV), "-m", "local_models.bin.text_to_speech", "--model", copy.name, "--text",
+                           FRESH_TEXT, "-o", "fresh.wav", "--speed", "1.5"], cwd=copy.parent, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    wav, sr = soundfile.read(copy.parent / "fresh.wav", dtype="float32")
+    assert sr == 22050 and len(wav) > 0.2 * sr
+    assert np.sqrt(np.mean(wav ** 2)) > 1e-3 and np.mean(np.abs(wav) >= 0.999) < 0.01  # not silent, not clipped
+    # the unpacked model names nothing in the recipe: it is self-contained
+    unpacked = [p for p in (tmp_path / "cache").rglob("*") if p.is_file() and p.suffix in (".yaml", ".yml", ".txt")]
+    assert unpacked and not any(str(recipe) in p.read_text(encoding="utf-8") for p in unpacked)
+    # the same archive in-process: the same wav; durations are the predictor's / 1.5, frames = their sum
+    monkeypatch.setenv("SPEECH_RECIPES_CACHE", str(tmp_path / "cache"))
+    out = Text2Speech.from_pretrained(copy)(FRESH_TEXT, speed=1.5)
+    base = Text2Speech.from_pretrained(recipe / "exp/tts_jdit")(FRESH_TEXT)  # the exp dir loads as well
+    taco = Text2Speech.from_pretrained(recipe / "exp/tts_tacotron2/packed/model.tar.gz")(FRESH_TEXT)
+    assert np.max(np.abs(out["wav"] - wav)) < 1e-3 and out["tokens"] == frontend.text_to_tokens(FRESH_TEXT)
+    assert out["durations"].tolist() == scale_durations(torch.from_numpy(base["durations"]), 1.5).tolist()
+    assert abs(len(wav) - int(out["durations"].sum()) * 256) <= 1024
+    assert taco["tokens"][-1] == "<sos/eos>" and len(taco["durations"]) == len(taco["tokens"])
+    assert taco["wav"].size > 0 and np.isfinite(taco["wav"]).all()

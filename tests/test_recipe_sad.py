@@ -122,3 +122,81 @@ def test_decode_unseen_data_dir_without_reference(recipe):
         d = recipe / "exp" / system / "decode_new"
         assert (d / "hyp.rttm").read_text().startswith("SPEAKER other-rec 1 ")
         assert (d / "segments").read_text().startswith("other-rec-")
+
+
+PACKED = ("stat_sad", "cnn_hmm", "cnn_median", "rnn_hmm", "rnn_median", "seg_rnn", "majority_vote")
+
+
+def test_pack_stage_archives_and_cards(recipe):
+    """Stage 9: one archive per system a user can run, its card holding the recipe's numbers and threshold."""
+    from local_models.common.pack import read_card
+
+    results = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
+    packed = PACKED + (("seg_rnn_devbest",) if (recipe / "exp" / "seg_rnn_devbest" / "model_dir").is_file() else ())
+    for system in packed:
+        card = read_card(recipe / "exp" / system / "packed" / "model.tar.gz")
+        assert card["system"] == system and card["sample_rate"] == 8000 and card["frame_rate"] == 100
+        for subset in ("dev", "eval"):
+            assert card["metrics"][subset]["dcf"] == results[system][subset]["dcf"]
+            assert card["metrics"][subset]["f1"] == results[system][subset]["f1"]
+        assert card["threshold"] == float((recipe / "exp" / system / "threshold").read_text())
+        assert card["threshold_tuned_on_dev"] and card["corpus"] == "mini"
+        if system != "stat_sad":
+            assert all(t["train_set"] == "train" and t["train_recordings"] >= 1 and t["epochs"] == 1
+                       for t in card["training"].values())
+        assert "pack_model --paper sad" in (recipe / "exp" / system / "packed" / "run.sh").read_text()
+    for system in ("energy", "webrtcvad", "silero_vad"):  # reference detectors: not packed
+        assert not (recipe / "exp" / system / "packed").exists()
+
+
+def segments_cli(model, wav, out, cwd):
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env.update(PYTHONPATH=str(ROOT), SPEECH_RECIPES_CACHE=str(cwd / "cache"))
+    proc = subprocess.run([str(ROOT / "tools" / "venv" / "bin" / "python"), "-m", "local_models.bin.speech_segments",
+                           "--model", str(model), "--rttm", str(out), str(wav)], cwd=cwd, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    from local_models.sad.labels import read_rttm
+
+    return read_rttm(out).get(Path(wav).stem, [])
+
+
+def test_packed_systems_run_alone(recipe, tmp_path, monkeypatch):
+    """Archives copied out of the recipe run through the speech-segments command alone: the packed seg_rnn
+    reproduces the recipe's own eval segments; the packed stat_sad finds the speech of a stream no stage saw."""
+    import importlib.util
+
+    from local_models.sad.labels import read_segments_by_rec, to_mask
+
+    away = tmp_path / "user"
+    away.mkdir()
+    for system in ("seg_rnn", "stat_sad"):
+        shutil.copy(recipe / "exp" / system / "packed" / "model.tar.gz", away / f"{system}.tar.gz")
+    wav = recipe / "downloads" / "mini" / "wav" / "eval_000.wav"
+    got = segments_cli(away / "seg_rnn.tar.gz", wav, away / "eval.rttm", away)
+    want = read_segments_by_rec(recipe / "exp" / "seg_rnn" / "decode_eval" / "segments")["eval_000"]
+    dur = soundfile.info(wav).duration
+    assert len(got) == len(want)
+    np.testing.assert_allclose(got, [(a, min(b, dur)) for a, b in want], atol=2e-3)
+    # and frame by frame: the packed net gives the posteriors stage 5 wrote (a smoke net's segments may be trivial)
+    from local_models.sad.decisions import load_scores
+    from local_models.sad.inference import SpeechSegmenter
+
+    monkeypatch.setenv("SPEECH_RECIPES_CACHE", str(away / "cache"))
+    scores = SpeechSegmenter.from_pretrained(away / "seg_rnn.tar.gz").frame_scores(wav)
+    np.testing.assert_allclose(scores, load_scores(recipe / "exp" / "seg_rnn" / "decode_eval")["eval_000"], atol=1e-5)
+
+    spec = importlib.util.spec_from_file_location("make_mini_corpus", RECIPE / "local" / "make_mini_corpus.py")
+    mini = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mini)
+    wave, truth = mini.build_stream(np.random.default_rng(777), mini.split_voices(0)["eval"], 40.0)
+    fresh = away / "fresh.wav"
+    soundfile.write(fresh, np.repeat(wave, 2), 16000)  # 16 kHz: resampled by the command
+    segs = segments_cli(away / "stat_sad.tar.gz", fresh, away / "fresh.rttm", away)
+    n = 4000
+    hyp, ref = to_mask(segs, n, 0.01), to_mask(truth, n, 0.01)
+    assert segs and all(0 <= a < b <= 40.0 for a, b in segs)
+    # most speech found, and far more often inside speech than outside it (the stream's beeps, static and clicks
+    # make stat_sad's false alarms; "all speech" or "none" would give a difference of 0)
+    recall, false_alarm = hyp[ref].mean(), hyp[~ref].mean()
+    assert recall > 0.6 and recall - false_alarm > 0.3, (recall, false_alarm)

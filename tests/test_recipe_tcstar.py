@@ -1,6 +1,10 @@
-"""Smoke run of egs/tcstar/tts1 on a tiny mini corpus, then decoding a data dir with transcripts only."""
+"""Smoke run of egs/tcstar/tts1 on a tiny mini corpus, then decoding a data dir with transcripts only; the duration
+model, two-stage synthesis with predicted durations and the packed models speaking text from the archive alone."""
 import json
+import math
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -42,6 +46,64 @@ def test_full_run_trains_and_scores_every_model(recipe):
     assert "Table 2 shape" in md and "| 5.18 |" in md and "| 5.43 |" in md  # the paper's numbers stand beside ours
     assert "MCD gap SALAD - RNN" in md
     assert (recipe / "exp" / "images" / "f0_hist_M1.png").is_file()
+
+
+def test_duration_model_and_predicted_duration_synthesis_are_scored(recipe):
+    from local_models.common.datadir import read_table
+
+    results = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
+    for spk in ("M1", "F1"):
+        d = results[f"{spk}_duration"]
+        assert d["phones"] > 50 and 0 < d["dur_rmse_frames"] < 100 and d["dur_rmse_ms"] == 5 * d["dur_rmse_frames"]
+        # a 2-epoch model may predict one constant duration: then Pearson r is undefined (NaN), never made up
+        assert math.isnan(d["dur_pearson"]) or -1 <= d["dur_pearson"] <= 1
+        assert 0.2 < d["length_ratio"] < 5 and d["best_epoch"] >= 1
+        pred = read_table(recipe / "exp" / spk / "duration" / f"decode_{spk}_test" / "durations")
+        labelled = read_table(recipe / "dump" / spk / f"{spk}_test" / "dur")
+        assert pred.keys() == labelled.keys()
+        for utt, frames in pred.items():  # one integer >= 1 per phone of the labels
+            assert len(frames.split()) == len(labelled[utt].split()) and min(map(int, frames.split())) >= 1
+        for s in SYSTEMS.split():
+            m = results[f"{spk}_{s}"]
+            # the labelled-duration synthesis through DTW: a path never costs more per frame than the diagonal
+            assert 0 < m["mcd_gt_dtw"] <= m["mcd"] + 1e-9
+            assert 0 < m["mcd_pred"] < 40 and 0 <= m["vuv_acc_pred"] <= 100 and m["f0_rmse_pred"] > 0
+            assert m["length_ratio_pred"] == d["length_ratio"]
+            assert len(list((recipe / "exp" / spk / s / f"decode_{spk}_test_pred" / "wav").glob("*.wav"))) == 2
+    md = (recipe / "RESULTS.md").read_text()
+    assert "## Two-stage synthesis: predicted durations (MUSA duration model)" in md and "| MUSA LSTM |" in md
+    assert "| MCD [dB] labelled durations, 1:1 (Table 2) | labelled, DTW | predicted, DTW |" in md
+    assert f"| {results['M1_big_salad']['mcd_pred']:.2f} |" in md and "DTW path" in md
+
+
+def test_packed_models_speak_fresh_text_from_the_archive_alone(recipe, tmp_path):
+    from local_models.common.pack import read_card
+
+    for spk in ("M1", "F1"):
+        for s in SYSTEMS.split():
+            archive = recipe / "exp" / spk / s / "packed" / "model.tar.gz"
+            card = read_card(archive)
+            assert card["system"] == f"{spk}/{s}" and card["sample_rate"] == 16000 and card["corpus"] == "mini"
+            assert {"mcd", "mcd_pred", "mcd_gt_dtw", "dur_rmse_frames", "dur_rmse_ms"} <= set(card["metrics"])
+            assert card["training"]["acoustic"]["steps"] > 0 and card["training_data"]["utterances"] > 10
+    copy = tmp_path / "model.tar.gz"
+    # Small RNN: its recurrent output layer is tanh-bounded, so even after 2 epochs its frames stay in the
+    # training range (a 2-epoch SALAD's linear output can put c0 far off and clip)
+    shutil.copy(recipe / "exp" / "M1" / "small_rnn" / "packed" / "model.tar.gz", copy)
+    out = tmp_path / "out.wav"
+    text = "Mañana lloverá en Valencia: 12 grados."  # no training sentence has a weather word
+    env = {**os.environ, "SPEECH_RECIPES_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.run([str(ROOT / "tools" / "venv" / "bin" / "python"), "-m", "local_models.bin.text_to_speech",
+                           "--model", str(copy), "--text", text, "-o", str(out), "--threads", "1"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    wav, sr = soundfile.read(out)
+    rms = 20 * math.log10(max(float((wav ** 2).mean()) ** 0.5, 1e-12))
+    assert sr == 16000 and 1.0 < len(wav) / sr < 15 and rms > -60 and (abs(wav) >= 0.999).mean() < 0.01
+    proc = subprocess.run([str(ROOT / "tools" / "venv" / "bin" / "python"), "-m", "local_models.bin.text_to_speech",
+                           "--model", str(copy), "--text", "Hola 你好", "-o", str(tmp_path / "bad.wav")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert proc.returncode == 2 and "'你'" in proc.stderr and not (tmp_path / "bad.wav").exists()
 
 
 def test_training_used_the_stateful_windows(recipe):

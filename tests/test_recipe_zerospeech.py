@@ -1,6 +1,8 @@
 """Smoke run of egs/zerospeech2019/unit1 on a tiny mini corpus, then encoding an unseen data dir."""
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -76,7 +78,7 @@ def test_rescoring_is_idempotent(recipe):
     files = ("exp/results.json", "RESULTS.md", "exp/trf_mfcc_k128/abx_test.json")
     before = {p: (recipe / p).read_bytes() for p in files}
     run(recipe, "--stage", "6", "--stop-stage", "6", *SMALL)
-    run(recipe, "--stage", "9", *SMALL)
+    run(recipe, "--stage", "9", "--stop-stage", "9", *SMALL)
     assert before == {p: (recipe / p).read_bytes() for p in files}
 
 
@@ -96,3 +98,64 @@ def test_encode_unseen_data_dir(recipe):
     codes = np.load(recipe / "exp" / "trf_mfcc_k128" / "codes_new" / "codes" / "X9_0001.npy")
     assert codes.ndim == 1 and abs(len(codes) - len(wave) / sr / 0.04) <= 2
     assert json.loads((recipe / "exp" / "trf_mfcc_k128" / "codes_new" / "bitrate.json").read_text())["bitrate"] > 0
+
+
+def test_every_trained_system_is_packed_with_its_metrics(recipe):
+    from local_models.common.pack import read_card
+
+    results = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
+    for name in SYSTEMS.split():
+        card = read_card(recipe / "exp" / name / "packed" / "model.tar.gz")
+        assert card["kind"] == "encoder" and card["system"] == name and card["corpus"] == "mini"
+        assert card["metrics"]["test"]["abx"] == results[name]["test"]["abx"]
+        assert card["metrics"]["test"]["bitrate"] == results[name]["test"]["bitrate"]
+        assert card["codebook_size"] == results[name]["test"]["num_codes"] and card["frame_rate"] == 25.0
+        assert card["sample_rate"] == 16000 and card["training"]["utterances"] > 10
+    card = read_card(recipe / "exp" / "inverter_trf_mfcc_k128" / "packed" / "model.tar.gz")
+    assert card["kind"] == "inverter" and card["voices"] == ["V001"] and card["codebook_size"] == 128
+    assert card["metrics"]["test"]["mcd"] == results["inverter"]["test"]["mcd"]
+    assert card["resynthesis"]["griffin_lim_iters"] == 4
+
+
+def _cli(module, *args, cwd):
+    """A console command from a directory outside the recipe, on the archive copies alone."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1", "SPEECH_RECIPES_CACHE": str(cwd / "cache")}
+    return subprocess.run([str(ROOT / "tools" / "venv" / "bin" / "python"), "-m", f"local_models.bin.{module}",
+                           *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True)
+
+
+def test_packed_models_alone_turn_new_speech_into_units_and_back(recipe, tmp_path):
+    """The VQ-VAE and inverter archives copied elsewhere: a voice and sentence no set of the run has (espeak-ng's
+    British English voice; the corpus is en-us), at 22.05 kHz -> units at 25/s with their bitrate -> speech in V001;
+    a test utterance gives exactly the recipe's own codes (stage 5)."""
+    from local_models.common import synth
+
+    vq = shutil.copy(recipe / "exp" / "trf_mfcc_k128" / "packed" / "model.tar.gz", tmp_path / "vq.tar.gz")
+    inv = shutil.copy(recipe / "exp" / "inverter_trf_mfcc_k128" / "packed" / "model.tar.gz", tmp_path / "inv.tar.gz")
+    utt = synth.synthesize("The orange kettle whistled twice in the quiet kitchen.", synth.Voice("en-gb", "f2"))
+    soundfile.write(tmp_path / "fresh.wav", utt.wave, utt.sample_rate)
+    test_utt, test_wav = (recipe / "data" / "test" / "wav.scp").read_text().splitlines()[0].split()
+    proc = _cli("speech_to_units", "fresh.wav", test_wav, "--model", vq, "-o", "units.txt", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = {l.split()[0]: np.array(l.split()[1:], dtype=int) for l in (tmp_path / "units.txt").read_text().splitlines()}
+    fresh = rows["fresh"]
+    duration = len(utt.wave) / utt.sample_rate
+    assert utt.sample_rate == 22050 and abs(len(fresh) - duration * 25) <= 1 and fresh.max() < 128
+    p = np.bincount(fresh) / len(fresh)
+    want = len(fresh) / duration * -sum(x * np.log2(x) for x in p if x > 0)
+    got = float(proc.stderr.split("fresh: ")[1].split("bitrate ")[1].split()[0])
+    assert got == pytest.approx(want, abs=0.01) and 0 < got <= 25 * 7
+    assert "(codebook 128, 25 units/s)" in proc.stderr
+    recipe_codes = np.load(recipe / "exp" / "trf_mfcc_k128" / "codes_test" / "codes" / f"{test_utt}.npy")
+    assert rows[Path(test_wav).stem].tolist() == recipe_codes.tolist()
+    (tmp_path / "fresh.units").write_text(f"fresh {' '.join(map(str, fresh))}\n")
+    proc = _cli("units_to_speech", "fresh.units", "--model", inv, "--speaker", "V001", "-o", "out.wav", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    wave, sr = soundfile.read(tmp_path / "out.wav")
+    assert sr == 16000 and abs(len(wave) / sr - len(fresh) * 0.04) < 0.02
+    assert np.sqrt(np.mean(wave ** 2)) > 1e-3 and np.abs(wave).max() < 0.999  # not silent, not clipped
+    (tmp_path / "bad.units").write_text("fresh 1 2 3\nother 4 128 5\n")
+    proc = _cli("units_to_speech", "bad.units", "--model", inv, "-o", "outdir", cwd=tmp_path)
+    assert proc.returncode == 2 and "bad.units:2: 'other': unit 128 at position 1" in proc.stderr
+    assert not (tmp_path / "outdir").exists()

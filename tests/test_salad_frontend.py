@@ -111,6 +111,29 @@ def test_labels_give_question_features(questions):
     assert mask.sum() == len(questions.numeric) == 33 and not mask[:len(questions.binary)].any()
 
 
+def test_phone_features_equal_nnmnkwii_merlin_features(questions, tmp_path):
+    """The substring matcher gives nnmnkwii's linguistic_features exactly (our question file and one with regex
+    wildcards inside a pattern, which must fall back to re.search)."""
+    import sys
+
+    from nnmnkwii.frontend import merlin
+    from nnmnkwii.io import hts
+
+    sys.path.insert(0, str(QUESTIONS.parents[1] / "local"))
+    from sentences_es import sentences
+
+    odd = tmp_path / "odd.hed"
+    odd.write_text('QS "mid" {*^a-*+e=*}\nQS "LL-s" {s^*}\nQS "end" {*sil}\nQS "has-a" {*a*,*?*}\n'
+                   'CQS "syl" {/J:(\\d+)+}\n')  # inner * and a trailing anchor are regexes; ? is literal
+    for q in (questions, li.load_questions(odd)):
+        for text in sentences(12, seed=7) + ["Hola, son las 3 de la tarde.", "¿Qué? ¡No!"]:
+            lines = fe.label_text(text).lines
+            ref = merlin.linguistic_features(hts.HTSLabelFile().load(lines=lines), q.binary, q.numeric,
+                                             add_frame_features=False, subphone_features=None)
+            np.testing.assert_array_equal(li.phone_features(lines, q)[2], ref.astype(np.float32))
+    assert {kind for m in li.load_questions(odd).matchers for kind, _ in m} == {"re", "start", "in"}
+
+
 def test_question_file_covers_the_front_end(questions):
     names = set(questions.names)
     for pos in POSITIONS:

@@ -17,12 +17,13 @@ def get_parser() -> argparse.ArgumentParser:
         description="""Decode every utterance of FEATS with the model trained in MODEL_DIR (config.yaml + MODEL_FILE),
 streaming: the encoder and the beam search advance --chunk 30 ms frames at a time.
 
---mode known    the true language (UTT2LID) selects the decoder: the language's head (multisoftmax,
+--mode known    the true language (--utt2lid) selects the decoder: the language's head (multisoftmax,
                 mono: only its own language), the one-hot input (onehot), nothing (vanilla).
 --mode lidfree  multisoftmax with an LID head: one encoder pass, every language's decoder in parallel,
                 chosen language = highest average LID posterior among the decoders still running;
                 decoders are switched off early by --tau/--s_th (paper eq. 1). vanilla: its union
-                decoder, language read from the hypothesis' script.
+                decoder, language read from the hypothesis' script. Needs no --utt2lid (with it: the
+                oracle and the LID accuracy too).
 
 Writes OUT_DIR/hyp_units (<utt> units), hyp (<utt> words), hyp_lang (<utt> chosen language, <none> if a
 vanilla hypothesis has no clear script), decode_stats.json (CPU seconds of encoder and decoders, T_avg,
@@ -37,7 +38,9 @@ summary in SWITCH_OFF_DIR/switch_off_grid.json; OUT_DIR keeps the --tau/--s_th s
                    help="checkpoint in MODEL_DIR (default %(default)s)")
     add_ngpu_option(p)
     p.add_argument("--feats", required=True, help="feats.scp of (T, 80) log-mels, e.g. dump/fbank/<set>/feats.scp")
-    p.add_argument("--utt2lid", required=True, help="<utt> <language> for every utterance, e.g. data/<set>/utt2lid")
+    p.add_argument("--utt2lid", help="<utt> <language> for every utterance, e.g. data/<set>/utt2lid; needed by "
+                                     "--mode known and --only_lang; --mode lidfree runs without it (then no "
+                                     "hyp_oracle and no LID accuracy)")
     p.add_argument("--mode", choices=("known", "lidfree"), default="known", help="default %(default)s")
     p.add_argument("--only_lang", default="", help="decode only the utterances of this language (a monolingual "
                                                    "model on a set that mixes languages)")

@@ -6,6 +6,11 @@ Reads DUMP/ling.scp (raw linguistic frames) and DUMP/acou.scp (the reference WOR
   wav/<utt>.wav    WORLD synthesis of --num-wavs utts                 reference-voiced frames (Fig. 2)
 Metrics (docs/metrics.md, MUSA): MCD over c0..c39 with frames paired 1:1 (no DTW), pooled over frames;
 F0 RMSE in Hz over reference-voiced frames, F0 = exp(predicted log-F0); V/UV accuracy over all frames.
+
+With --durations (the table `salad_duration` predicts) and --pred-out, the same model then synthesises the set
+again from DUMP/lingp.scp and the predicted frames per phone (two-stage synthesis) into --pred-out (scores.json,
+wav/): frames paired with the reference along a DTW path, beside the labelled-duration synthesis scored through
+the same DTW (*_gt_dtw).
 """
 import argparse
 import sys
@@ -26,27 +31,40 @@ def get_parser():
                    help="inference precision: fp32, bf16 autocast, int8 dynamic quantisation of Linear / LSTM "
                         "(CPU only)")
     p.add_argument("--num-wavs", type=int, default=10, help="utterances to synthesise (-1: all)")
+    p.add_argument("--durations", help="predicted frames per phone (salad_duration's OUT/durations): also the "
+                                       "two-stage synthesis, DTW-aligned scoring, into --pred-out")
+    p.add_argument("--pred-out", help="output dir of the predicted-duration decode (with --durations)")
     p.add_argument("dump", help="feature dump of the set (salad_dump feats)")
     p.add_argument("out_dir")
     return p
 
 
 def main(argv=None):
-    args = get_parser().parse_args(argv)
+    p = get_parser()
+    args = p.parse_args(argv)
+    if bool(args.durations) != bool(args.pred_out):
+        p.error("--durations and --pred-out go together")
     import torch
 
     torch.set_num_threads(1)
     try:
         device = device_of(args.ngpu)  # before anything loads: a missing GPU fails at once
         from local_models.salad.inference import decode
+        from local_models.salad.predicted import decode_predicted
         from local_models.salad.task import load_trained
 
         model = load_trained(args.model_dir, args.model_file, args.precision, device)
         s = decode(model, Path(args.dump), Path(args.out_dir), args.num_wavs)
+        if args.durations:
+            sp = decode_predicted(model, Path(args.dump), Path(args.durations), Path(args.pred_out), args.num_wavs)
     except (DataDirError, FileNotFoundError, ValueError) as e:
         sys.exit(f"salad_decode: {e}")
     print(f"salad_decode: {args.out_dir}: MCD {s['mcd_db']:.2f} dB, F0 RMSE {s['f0_rmse_hz']:.2f} Hz, "
           f"V/UV {s['vuv_acc']:.1f} % over {s['utterances']} utterances")
+    if args.durations:
+        print(f"salad_decode: {args.pred_out}: predicted durations, DTW-aligned: MCD {sp['mcd_db']:.2f} dB "
+              f"(labelled durations, DTW: {sp['mcd_gt_dtw_db']:.2f} dB), F0 RMSE {sp['f0_rmse_hz']:.2f} Hz, "
+              f"V/UV {sp['vuv_acc']:.1f} %")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
   feats    DATA_DIR OUT_DIR   raw acoustic (WORLD, 43 dims) + linguistic frames per utterance
   stats    TRAIN_DUMP OUT     stats.npz: acoustic min-max, linguistic z-norm of the real-valued dims
+                              (--dur-stats: the duration model's phone-level z-norm and log-duration stats)
   windows  TRAIN_DUMP OUT_DIR the paper's stateful train arrangement (streams x windows)
 """
 import argparse
@@ -24,6 +25,7 @@ def get_parser():
     f.add_argument("out_dir")
     s = sub.add_parser("stats", help="normalisation statistics of a train dump")
     s.add_argument("--questions", required=True)
+    s.add_argument("--dur-stats", help="also write the duration model's statistics here (dur_stats.npz)")
     s.add_argument("train_dump")
     s.add_argument("out")
     w = sub.add_parser("windows", help="stateful stream windows of a train dump")
@@ -44,8 +46,8 @@ def main(argv=None):
                               args.max_dur_frames)
             print(f"salad_dump feats: {n} utterances -> {args.out_dir}")
         elif args.cmd == "stats":
-            data.fit_stats(args.train_dump, args.questions, args.out)
-            print(f"salad_dump stats: {args.out}")
+            data.fit_stats(args.train_dump, args.questions, args.out, args.dur_stats)
+            print(f"salad_dump stats: {args.out}" + (f", {args.dur_stats}" if args.dur_stats else ""))
         else:
             per, dropped = data.make_windows(args.train_dump, args.out_dir, args.streams, args.window)
             print(f"salad_dump windows: {args.streams} streams x {per} windows of {args.window} frames "

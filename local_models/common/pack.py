@@ -67,7 +67,7 @@ def _stage_name(src: Path, recipe_dir: Path) -> str:
 def _link_or_copy(src: Path, dst: Path) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
     try:
-        os.link(src, dst)
+        os.link(src.resolve(), dst)  # resolved: os.link would hard-link a symlink itself (ESPnet's *.best.pth)
     except OSError:
         shutil.copy2(src, dst)
 

@@ -8,5 +8,8 @@ times) and `text` (what `bin/jdit_text` writes: text_phn, token list, shapes, du
 ESPnet2's TTS task; `python -m local_models.bin.jdit_train`). Recipe side (egs/kss/tts1): `inference`
 (synthesis with any of its systems, `bin/tts_synth`), `vocoder` (Griffin-Lim, Parallel WaveGAN training and
 synthesis, `bin/pwg_train`), `align` (the aligner's and predictor's durations, `bin/jdit_align`), `metrics` and
-`report` (scoring, `bin/jdit_score`).
+`report` (scoring, `bin/jdit_score`). Users' side: `frontend` (typed text: numbers, %, Latin letters spelled, then
+g2p), `pack` (the recipe's last stage: one archive per system with its vocoder, `bin/pack_model --paper jdit`),
+`inference.Text2Speech` (typed text -> wav in one call, from an archive or an exp dir; the `text-to-speech`
+command) and `demo` (local/demo.sh's summary, `bin/jdit_demo`).
 """

@@ -1,7 +1,8 @@
 """Synthesis of egs/kss/tts1 (`python -m local_models.bin.tts_synth`, whose --help describes the outputs): a data
 dir's text_phn through a trained ESPnet2 TTS model (JDI-T or ESPnet's own Tacotron2 / Transformer / FastSpeech)
 and a vocoder (local_models.jdit.vocoder), or reference mels through the vocoder alone (the "GT mel" row),
-timing the acoustic model and the vocoder separately. Also the model loading the other KSS tools share.
+timing the acoustic model and the vocoder separately. Also the model loading the other KSS tools share, and
+`Text2Speech`: typed Korean text -> wav in one call with a packed system (local_models.jdit.pack) or an exp dir.
 """
 from __future__ import annotations
 
@@ -176,6 +177,7 @@ def synthesise(args) -> dict:
                                 am_s=round(t1 - t0, 5), vocoder_s=round(t2 - t1, 5))
     _write_tables(tmp, out, per_utt, durations)
     summary = dict(model_dir=str(model_dir), model_file=model_file.name, vocoder=args.vocoder, threads=args.nthreads,
+                   griffin_lim_iters=args.griffin_lim_iters,  # what pack.py packs with a Griffin-Lim system
                    device=str(device),
                    utterances=len(per_utt), audio_seconds=round(audio_s, 3), acoustic_seconds=round(am_s, 4),
                    vocoder_seconds=round(voc_s, 4), acoustic_rtf=am_s / max(audio_s, 1e-9),
@@ -188,3 +190,194 @@ def synthesise(args) -> dict:
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
     return summary
+
+
+# ---------------------------------------------------------------------------------------------------- typed text
+# `Text2Speech`: one call from text as a person types it to a wav, with a packed system (local_models.jdit.pack) or
+# a recipe's exp/tts_<system> dir; what the shared `text-to-speech` command runs.
+
+def scale_durations(durations, speed: float):
+    """Frames per token for speaking rate SPEED (2 = twice as fast): round(d / speed) in int64, at least 1 frame
+    where the model gave > 0 (a token never vanishes), 0 stays 0."""
+    import torch
+
+    d = durations.long()
+    if speed == 1.0:
+        return d
+    scaled = torch.round(d.double() / speed).long()
+    return torch.where(d > 0, scaled.clamp(min=1), torch.zeros_like(d))
+
+
+def regulate_frames(mel, old, new):
+    """MEL (sum(old), D) with each token's OLD frames resampled to its NEW count (nearest frame, integer index
+    arithmetic on mel's device): the speaking rate of an autoregressive model, whose durations come from its
+    attention rather than a predictor."""
+    import torch
+
+    old, new = old.to(mel.device).long(), new.to(mel.device).long()
+    if int(old.sum()) != mel.size(0):
+        raise ValueError(f"durations sum to {int(old.sum())} frames, the mel has {mel.size(0)}")
+    token = torch.repeat_interleave(torch.arange(len(new), device=mel.device), new)
+    offset = torch.arange(int(new.sum()), device=mel.device) - torch.repeat_interleave(torch.cumsum(new, 0) - new, new)
+    start = torch.cumsum(old, 0) - old
+    src = start[token] + torch.div((2 * offset + 1) * old[token], 2 * new[token], rounding_mode="floor")
+    return mel[src]
+
+
+def _torch_device(device):
+    import torch
+
+    dev = torch.device(device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device}: torch sees no CUDA GPU here (use --device cpu)")
+    return dev
+
+
+def build_model(files: dict, device):
+    """The ESPnet2 TTS model of FILES (config, model_file, stats_file) in eval mode on DEVICE. The config's paths
+    are replaced by the files given, so an exp dir loads from any working directory."""
+    import argparse
+    import contextlib
+    import io
+
+    import torch
+    import yaml
+
+    # ESPnet prints a note on stdout when flash_attn is missing: keep stdout the command's own
+    with contextlib.redirect_stdout(io.StringIO()):
+        import local_models.jdit.task  # noqa: F401  (registers tts: jdit before the model is built)
+        from espnet2.tasks.tts import TTSTask
+
+    conf = yaml.safe_load(Path(files["config"]).read_text(encoding="utf-8"))
+    if conf.get("normalize") == "global_mvn":
+        conf["normalize_conf"] = {**conf.get("normalize_conf", {}), "stats_file": str(files["stats_file"])}
+    if isinstance(conf.get("token_list"), str):
+        conf["token_list"] = str(files["token_list"])
+    model = TTSTask.build_model(argparse.Namespace(**conf))
+    state = torch.load(files["model_file"], map_location="cpu", weights_only=False)
+    missing = model.load_state_dict(state, strict=False).missing_keys  # strict=False as ESPnet's own loader
+    if missing:
+        raise ValueError(f"{files['model_file']}: not a checkpoint of {files['config']} (missing {missing[:3]} ...)")
+    return model.to(device).eval(), conf
+
+
+class Text2Speech:
+    """Typed Korean text -> speech with one trained KSS system (JDI-T, or the recipe's Tacotron2 / Transformer /
+    FastSpeech) and the vocoder the recipe used for it.
+
+        tts = Text2Speech.from_pretrained("exp/tts_jdit/packed/model.tar.gz")   # or an exp/tts_<system> dir
+        out = tts("안녕하세요, 3월 1일입니다.", speed=1.0)
+        out["wav"] (float32), out["sample_rate"], out["durations"] (int64 frames per token), out["tokens"]
+
+    Front end: local_models.jdit.frontend (numbers, %, Latin letters spelled; ValueError naming the characters it
+    cannot read and their positions). Durations: the predictor's (JDI-T, FastSpeech) or the attention's
+    (Tacotron2, Transformer: ESPnet's DurationCalculator), divided by SPEED (scale_durations); the feed-forward
+    models decode again with them, the autoregressive ones have their frames resampled per token."""
+
+    def __init__(self, model, conf: dict, synthesis: dict, fbank: dict, vocoder, device, card=None):
+        self.model, self.synthesis, self.fbank, self.vocoder, self.device = model, synthesis, fbank, vocoder, device
+        self.token_list = list(conf["token_list"])
+        self.token_id = {t: i for i, t in enumerate(self.token_list)}
+        self.card = card or {}
+        self.sample_rate = int(fbank["sample_rate"])
+        self.appends_eos = type(model.tts).__name__ != "JDIT"  # ESPnet's models append <sos/eos> to the text
+        # only these stop on their own and have no duration predictor (tts_synth tells them apart the same way)
+        self.autoregressive = type(model.tts).__name__ in ("Tacotron2", "Transformer")
+
+    @classmethod
+    def from_pretrained(cls, path, device="cpu") -> "Text2Speech":
+        """PATH: an archive of the recipe's pack stage, an unpacked one, or an exp/tts_<system> dir."""
+        import yaml
+
+        from local_models.common.pack import load_model
+
+        from .pack import exp_files, synthesis_settings
+
+        dev = _torch_device(device)
+        packed = load_model(path, paper="jdit", exp_resolver=exp_files)
+        files = packed.files
+        if "synthesis" in files:
+            synthesis = yaml.safe_load(files["synthesis"].read_text(encoding="utf-8"))
+        else:
+            synthesis = synthesis_settings(Path(path))
+        fbank = read_fbank_conf(files["fbank_conf"])
+        model, conf = build_model(files, dev)
+        voc = synthesis["vocoder"]
+        if voc["type"] == "griffin_lim":
+            from .vocoder import GriffinLim
+
+            vocoder = GriffinLim(fbank, int(voc["iters"]))
+        else:
+            from .vocoder import PWGVocoder
+
+            vocoder = PWGVocoder(str(packed.file("vocoder_file")), fbank, dev, config=packed.file("vocoder_config"))
+        return cls(model, conf, synthesis, fbank, vocoder, dev, packed.card)
+
+    def tokens(self, text: str) -> list:
+        """TEXT's tokens as the model reads them (front end; ValueError for what it cannot read)."""
+        from .frontend import normalize
+        from .g2p import text_to_tokens
+
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        tokens = text_to_tokens(normalize(text))
+        unknown = sorted(set(t for t in tokens if t not in self.token_id))
+        if unknown:
+            raise ValueError(f"tokens {' '.join(unknown)} of {text!r} are not in the model's token list")
+        return tokens
+
+    def _mel(self, ids, speed: float):
+        """(normalised mel (T, D), durations (N[+1],) int64) of token ids at SPEED."""
+        tts = self.model.tts
+        if self.autoregressive:
+            from espnet2.tts.utils import DurationCalculator
+
+            out = tts.inference(ids, **self.synthesis.get("decode", DECODE_DEFAULTS))
+            durations, _ = DurationCalculator()(out["att_w"])
+            durations = durations.long()
+            if speed != 1.0:
+                new = scale_durations(durations, speed)
+                return regulate_frames(out["feat_gen"], durations, new), new
+            return out["feat_gen"], durations
+        out = tts.inference(ids)
+        durations = out["duration"].long()
+        if speed != 1.0:
+            durations = scale_durations(durations, speed)
+            out = tts.inference(ids, durations=durations, use_teacher_forcing=True)
+        return out["feat_gen"], durations
+
+    def __call__(self, text: str, speed: float = 1.0) -> dict:
+        """{"wav": float32 (samples,), "sample_rate", "durations": int64 frames per token, "tokens" (with the
+        <sos/eos> ESPnet's models append), "text": the normalised text, "mel": de-normalised log-mel (T, n_mels),
+        "gain": < 1 where the vocoder's output passed full scale and was scaled to peak 0.99, "acoustic_seconds",
+        "vocoder_seconds"}."""
+        import torch
+
+        from .frontend import normalize
+
+        if not (isinstance(speed, (int, float)) and np.isfinite(speed) and speed > 0):
+            raise ValueError(f"speed must be a positive number, got {speed!r}")
+        tokens = self.tokens(text)
+        ids = torch.tensor([self.token_id[t] for t in tokens], dtype=torch.long, device=self.device)
+        t0 = time.perf_counter()
+        cuda = [self.device.index if self.device.index is not None else torch.cuda.current_device()] \
+            if self.device.type == "cuda" else []
+        with torch.no_grad(), torch.random.fork_rng(devices=cuda):
+            torch.manual_seed(0)  # Tacotron2's pre-net keeps its dropout at inference (ESPnet): same text, same wav
+            mel, durations = self._mel(ids, float(speed))
+            if self.model.normalize is not None:
+                mel = self.model.normalize.inverse(mel.clone()[None])[0][0]
+        mel = mel.detach().float().cpu().numpy()
+        t1 = time.perf_counter()
+        wav = np.asarray(self.vocoder(mel), dtype=np.float32)
+        t2 = time.perf_counter()
+        peak = float(np.abs(wav).max()) if wav.size else 0.0
+        gain = 0.99 / peak if peak > 1.0 else 1.0  # a wav past full scale is scaled down rather than clipped
+        if gain != 1.0:
+            wav = (wav * gain).astype(np.float32)
+        return {"wav": wav, "sample_rate": self.sample_rate, "durations": durations.cpu().numpy().astype(np.int64),
+                "tokens": tokens + (["<sos/eos>"] if self.appends_eos else []), "text": normalize(text),
+                "mel": mel, "gain": gain, "acoustic_seconds": t1 - t0, "vocoder_seconds": t2 - t1}
+
+
+DECODE_DEFAULTS = dict(threshold=0.5, maxlenratio=10.0, minlenratio=0.0)  # tts_synth's defaults

@@ -116,3 +116,18 @@ def attention_failures(path: np.ndarray, n_in: int, hit_maxlen: bool, k: int = S
     running_max = np.maximum.accumulate(path)
     return dict(skip=bool((steps > k).any()), repeat=bool((path[1:] < running_max[:-1] - k).any()),
                 incomplete=bool(hit_maxlen or len(path) == 0 or path[-1] < n_in - k))
+
+
+# mcd_score's defaults (local_models/bin/mcd_score.py): the same analysis, the same mcd.json
+MCD_ANALYSIS = dict(shift_ms=5.0, alpha=None, f0_method="harvest", f0_floor=40.0, f0_ceil=800.0)
+
+
+def score_decode_dirs(ref: str, decode_dirs, sample_rate: Optional[int] = None) -> None:
+    """`mcd_score --ref REF --hyp D/wav.scp --sample-rate SR --json D/mcd.json --per-utt D/mcd_per_utt.tsv` for
+    every decode dir D, in one process (each mcd_score process pays its imports again: the smoke run scores 6)."""
+    from local_models.common.mcd import score_sources, summary_lines, write_reports
+
+    for d in decode_dirs:
+        out = score_sources(ref, f"{d}/wav.scp", True, None, None, sample_rate, **MCD_ANALYSIS)
+        print(f"{d}: " + "; ".join(summary_lines(out)))
+        write_reports(out, f"{d}/mcd.json", f"{d}/mcd_per_utt.tsv")

@@ -45,13 +45,18 @@ class GriffinLim:
 class PWGVocoder:
     """A trained Parallel WaveGAN generator (parallel-wavegan package) on de-normalised log10-mel."""
 
-    def __init__(self, checkpoint: str, conf: dict, device="cpu"):
+    def __init__(self, checkpoint: str, conf: dict, device="cpu", config=None):
+        """CONFIG: the generator's config.yml (default: the one beside CHECKPOINT, as the trainer writes it)."""
         import torch
+        import yaml
 
         import local_models.common.compat  # noqa: F401  (parallel_wavegan imports scipy.signal.kaiser)
         from parallel_wavegan.utils import load_model
 
-        self.model = load_model(checkpoint)
+        if config is not None:
+            with open(config, encoding="utf-8") as f:
+                config = yaml.load(f, Loader=yaml.Loader)  # the trainer dumps with yaml.Dumper (python tags)
+        self.model = load_model(checkpoint, config=config)
         self.model.remove_weight_norm()
         self.model.eval().to(device)
         self.device = torch.device(device)

@@ -33,12 +33,13 @@ and runs the encoder chunk by chunk carrying its LSTM state.
 Public API:
     StreamingBeamSearch(model, head, beam=4, max_sym_per_frame=3): .step(enc_chunk) -> best units so far,
         .final() -> [(units, log-prob)] best first, .frames, .cpu_s
-    encode_chunks(model, feats, chunk=10, lid=None, with_lid=False) -> [(h (S_c, H), lid log-post or None)]
+    iter_encode(model, feats, chunk=10, lid=None, with_lid=False) -> yields (h (S_c, H), lid log-post or None)
+    encode_chunks(...) -> the same as a list
     decode_utterance(model, feats, head, beam=4, chunk=10, ...) -> n-best  (streaming)
     decode_full(model, feats, head, beam=4, ...) -> n-best                  (one encoder pass, one step)
     SwitchOff(L, tau, s_th).update(log_post chunk) -> active frames per language so far (streaming rule)
     switch_off_frames(log_post (S, L), tau, s_th) -> active frames per language;  t_avg(active, S)
-    LidFreeDecoder(model, beam=4, max_sym_per_frame=3, tau=inf, s_th=inf): .step(h, lid_logp), .result()
+    LidFreeDecoder(model, beam=4, max_sym_per_frame=3, tau=inf, s_th=inf): .step(h, lid_logp), .leader(), .result()
     lang_by_script(units, lang_units) -> language or None   (vanilla union head's LID)
 """
 from __future__ import annotations
@@ -48,7 +49,7 @@ import math
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -168,25 +169,31 @@ class StreamingBeamSearch:
 
 # ---------------------------------------------------------------------------------------------- encoder
 
-@cpu_kernels()
-def encode_chunks(model, feats: torch.Tensor, chunk: int = 10, lid: Optional[int] = None,
-                  with_lid: bool = False) -> List[Tuple[torch.Tensor, Optional[torch.Tensor]]]:
+def iter_encode(model, feats: torch.Tensor, chunk: int = 10, lid: Optional[int] = None,
+                with_lid: bool = False) -> Iterator[Tuple[torch.Tensor, Optional[torch.Tensor]]]:
     """Streaming encoder pass over normalised log-mels feats (T, 80): stack (causal), then the encoder
-    `chunk` 30 ms frames at a time carrying its state. Returns [(h (S_c, H), LID log-posteriors (S_c, L)
-    or None)]; `lid` is the language id the one-hot system needs."""
+    `chunk` 30 ms frames at a time carrying its state. Yields (h (S_c, H), LID log-posteriors (S_c, L) or
+    None) per chunk as it is computed; `lid` is the language id the one-hot system needs."""
     if chunk < 1:
         raise ValueError(f"chunk must be >= 1 frame, got {chunk}")
-    x, _ = model.stack(feats[None], torch.tensor([len(feats)], device=feats.device))
+    with cpu_kernels():  # entered per step, never held across a yield (the caller's grad mode stays its own)
+        x, _ = model.stack(feats[None], torch.tensor([len(feats)], device=feats.device))
     lid_t = None if lid is None else torch.tensor([lid], device=feats.device)
-    out, state, lid_state = [], None, None
+    state, lid_state = None, None
     for start in range(0, x.shape[1], chunk):
-        xc = x[:, start:start + chunk]
-        h, state = model.encode(xc, torch.tensor([xc.shape[1]], device=feats.device), lid_t, state)
-        lp = None
-        if with_lid:
-            lp, lid_state = model.lid_log_posteriors(h, lid_state)
-        out.append((h[0], None if lp is None else lp[0]))
-    return out
+        with cpu_kernels():
+            xc = x[:, start:start + chunk]
+            h, state = model.encode(xc, torch.tensor([xc.shape[1]], device=feats.device), lid_t, state)
+            lp = None
+            if with_lid:
+                lp, lid_state = model.lid_log_posteriors(h, lid_state)
+        yield h[0], None if lp is None else lp[0]
+
+
+def encode_chunks(model, feats: torch.Tensor, chunk: int = 10, lid: Optional[int] = None,
+                  with_lid: bool = False) -> List[Tuple[torch.Tensor, Optional[torch.Tensor]]]:
+    """Every chunk of `iter_encode` at once: [(h (S_c, H), LID log-posteriors (S_c, L) or None)]."""
+    return list(iter_encode(model, feats, chunk, lid, with_lid))
 
 
 def decode_utterance(model, feats: torch.Tensor, head: str, beam: int = 4, chunk: int = 10,
@@ -292,14 +299,18 @@ class LidFreeDecoder:
                 search.step(h[search.frames - start:n - start])
         return active
 
-    def result(self) -> LidFreeResult:
+    def leader(self) -> Tuple[str, np.ndarray, np.ndarray]:
+        """(language chosen on the frames so far, (L,) average frame posterior, (L,) bool decoders still on):
+        after the last chunk, the language `result` chooses; before it, a streaming partial result's."""
         if not self.frames:
             raise ValueError("no frames decoded")
-        log_post = np.concatenate(self._log_post)
+        avg = np.exp(np.concatenate(self._log_post)).mean(axis=0)
+        running = np.array([self.searches[lang].frames for lang in self.langs]) == self.frames
+        return self.langs[int(np.argmax(np.where(running, avg, -INF)))], avg, running
+
+    def result(self) -> LidFreeResult:
+        lang, avg, _ = self.leader()
         active = np.array([self.searches[lang].frames for lang in self.langs])
-        avg = np.exp(log_post).mean(axis=0)
-        running = active == self.frames
-        lang = self.langs[int(np.argmax(np.where(running, avg, -INF)))]
         return LidFreeResult(lang, {l: s.final() for l, s in self.searches.items()}, avg, active, self.frames,
                              {l: s.cpu_s for l, s in self.searches.items()})
 
@@ -323,5 +334,5 @@ def lang_by_script(units: Iterable[str], lang_units: Mapping[str, Iterable[str]]
     return winners[0] if top > 0 and len(winners) == 1 else None
 
 
-__all__ = ["StreamingBeamSearch", "encode_chunks", "decode_utterance", "decode_full", "SwitchOff", "switch_off_frames",
-           "t_avg", "LidFreeDecoder", "LidFreeResult", "lang_by_script", "cpu_kernels"]
+__all__ = ["StreamingBeamSearch", "iter_encode", "encode_chunks", "decode_utterance", "decode_full", "SwitchOff",
+           "switch_off_frames", "t_avg", "LidFreeDecoder", "LidFreeResult", "lang_by_script", "cpu_kernels"]

@@ -1,15 +1,23 @@
-"""Decoding of a data set with a trained multilingual RNN-T (`local_models.bin.indic_decode`, recipe stage 6):
-reads feats.scp and utt2lid, runs decode.py's streaming search in the known-language or LID-free mode (with
-the early switch-off settings of paper Section 6.3, Table 7) and writes the hypothesis tables and
+"""Decoding with a trained multilingual RNN-T, two ways:
+
+A data set (`local_models.bin.indic_decode`, recipe stage 6): reads feats.scp and utt2lid (optional in the LID-free
+mode: then no oracle and no LID accuracy), runs decode.py's streaming search in the known-language or LID-free mode
+(with the early switch-off settings of paper Section 6.3, Table 7) and writes the hypothesis tables and
 decode_stats.json of each setting. `run(args)` takes indic_decode's parsed options.
+
+A user's raw audio (`speech-to-text`): `Speech2Text.from_pretrained(archive or exp dir, device="cpu")`, then
+`s2t(audio, sample_rate=None, language=None, nbest=1) -> [Hypothesis(text, language, score, units)]` best first
+(LID-free unless `language` is given) and `s2t.stream(audio, ...) -> Partial` results chunk by chunk with the
+early switch-off; the features are stage 2's (frontend.py), the search stage 6's.
 """
 from __future__ import annotations
 
 import json
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import kaldiio
 import numpy as np
@@ -20,7 +28,10 @@ from tqdm import tqdm
 from local_models.common.datadir import DataDirError, atomic_open, c_sort_key, read_table, write_table
 from local_models.common.device import device_of
 
-from .decode import LidFreeDecoder, StreamingBeamSearch, SwitchOff, encode_chunks, lang_by_script, t_avg
+from .decode import (INF, LidFreeDecoder, StreamingBeamSearch, SwitchOff, encode_chunks, iter_encode, lang_by_script,
+                     t_avg)
+from .frontend import audio_features, feature_dims, read_feat_conf
+from .pack import DEFAULT_DECODING, PAPER, exp_files, parse_decoding, read_decode_conf, system_language
 from .units import units_to_text
 
 NO_LANG = "<none>"  # hyp_lang of a vanilla hypothesis whose script is empty or ambiguous
@@ -47,13 +58,14 @@ def json_number(v: float):
     return v if np.isfinite(v) else str(v)
 
 
-def lang_unit_lists(model_dir: Path, net) -> Dict[str, List[str]]:
+def lang_unit_lists(model_dir: Path, net, config: Optional[Path] = None) -> Dict[str, List[str]]:
     """Every language's unit list (config.yaml keeps all of them, the model only its heads')."""
-    conf = yaml.safe_load((model_dir / "config.yaml").read_text(encoding="utf-8"))
+    config = config or model_dir / "config.yaml"
+    conf = yaml.safe_load(config.read_text(encoding="utf-8"))
     lists = (conf.get("model_conf") or {}).get("token_lists") or {}
     missing = [lang for lang in net.langs if lang not in lists]
     if missing:
-        raise ValueError(f"{model_dir}/config.yaml: no unit list for {' '.join(missing)} (model_conf.token_lists); "
+        raise ValueError(f"{config}: no unit list for {' '.join(missing)} (model_conf.token_lists); "
                          "needed to tell a vanilla hypothesis' language by its script")
     return {lang: lists[lang] for lang in net.langs}
 
@@ -66,17 +78,20 @@ class Collector:
         self.tables: Dict[str, Dict[str, str]] = {}
         self.dec_cpu = dict.fromkeys(langs, 0.0)
         self.t_avgs: List[float] = []
-        self.frames = self.active_frames = self.lid_correct = 0
+        self.frames = self.active_frames = self.lid_correct = self.lid_scored = 0
 
     def put(self, name: str, utt: str, value: str) -> None:
         self.tables.setdefault(name, {})[utt] = value
 
-    def add(self, utt: str, units: List[str], true_lang: str, chosen: Optional[str], frames: int,
+    def add(self, utt: str, units: List[str], true_lang: Optional[str], chosen: Optional[str], frames: int,
             active: Optional[List[int]], cpu: Dict[str, float]) -> None:
+        """TRUE_LANG None: the language is not known (LID-free decoding without utt2lid), LID is not scored."""
         self.put("hyp_units", utt, " ".join(units))
         self.put("hyp", utt, units_to_text(units))
         self.put("hyp_lang", utt, chosen or NO_LANG)
-        self.lid_correct += chosen == true_lang
+        if true_lang is not None:
+            self.lid_scored += 1
+            self.lid_correct += chosen == true_lang
         if active is not None:
             self.put("decoder_frames", utt, " ".join(str(int(a)) for a in [frames, *active]))
             self.t_avgs.append(t_avg(active, frames))
@@ -91,7 +106,7 @@ class Collector:
         n = len(self.tables.get("hyp", {}))
         stats = dict(stats, utterances=n, frames=self.frames, langs=self.langs,
                      decoder_cpu_s=sum(self.dec_cpu.values()), decoder_cpu_s_per_lang=self.dec_cpu,
-                     lid_accuracy=self.lid_correct / n if n else None,
+                     lid_accuracy=self.lid_correct / self.lid_scored if self.lid_scored else None,
                      active_frames=self.active_frames if self.t_avgs else None,  # summed over utts and decoders
                      T_avg=float(np.mean(self.t_avgs)) if self.t_avgs else None,
                      T_avg_frame_weighted=self.active_frames / self.frames if self.t_avgs and self.frames else None)
@@ -104,7 +119,12 @@ def unit_strings(net, head: str, nbest) -> List[str]:
     return [net.token_lists[head][i] for i in nbest[0][0]]
 
 
-def check_inputs(net, keys: List[str], utt2lid: Dict[str, str], args) -> None:
+def check_inputs(net, keys: List[str], utt2lid: Optional[Dict[str, str]], args) -> None:
+    if args.mode == "lidfree" and not (net.system == "vanilla" or net.has_lid):
+        raise ValueError(f"{args.model_dir}: --mode lidfree needs a multisoftmax model with an LID head or a "
+                         f"vanilla model, not {net.system}{' without LID' if net.system == 'multisoftmax' else ''}")
+    if utt2lid is None:  # LID-free decoding of a set whose languages nobody told us
+        return
     missing = [k for k in keys if k not in utt2lid]
     if missing:
         raise DataDirError(args.utt2lid, None, f"no language for {len(missing)} utterance(s) of {args.feats}: "
@@ -116,21 +136,23 @@ def check_inputs(net, keys: List[str], utt2lid: Dict[str, str], args) -> None:
         if args.mode == "known" and not (utt2lid[k] in net.heads_names or "union" in net.heads_names):
             raise DataDirError(args.utt2lid, None, f"utterance {k} is in {utt2lid[k]}; this {net.system} model "
                                                    f"decodes {' '.join(net.heads_names)} only")
-    if args.mode == "lidfree" and not (net.system == "vanilla" or net.has_lid):
-        raise ValueError(f"{args.model_dir}: --mode lidfree needs a multisoftmax model with an LID head or a "
-                         f"vanilla model, not {net.system}{' without LID' if net.system == 'multisoftmax' else ''}")
 
 
 
 def read_inputs(args, net):
-    """(feats, sorted utterance keys to decode, utt2lid) of --feats / --utt2lid / --only_lang, checked."""
+    """(feats, sorted utterance keys to decode, utt2lid or None) of --feats / --utt2lid / --only_lang, checked.
+    --utt2lid is needed to decode with the language known, to pick a language's utterances and to score LID;
+    LID-free decoding runs without it."""
     if not Path(args.feats).is_file():
         raise DataDirError(args.feats, None, "file does not exist")
+    if not args.utt2lid and (args.mode == "known" or args.only_lang):
+        raise ValueError(f"--mode {args.mode}{' --only_lang' if args.only_lang else ''} needs --utt2lid (the "
+                         "language of every utterance); only --mode lidfree decodes without it")
     feats = kaldiio.load_scp(args.feats)
     keys = sorted(feats, key=c_sort_key)
     if not keys:
         raise DataDirError(args.feats, None, "no utterances")
-    utt2lid = read_table(args.utt2lid)
+    utt2lid = read_table(args.utt2lid) if args.utt2lid else None
     if args.only_lang:
         keys = [k for k in keys if utt2lid.get(k, args.only_lang) == args.only_lang]
         if not keys:
@@ -156,14 +178,14 @@ def decode_lidfree_lid(net, args, utt, lang, chunks, frames, tau, s_th, col: Col
     res = dec.result()
     col.add(utt, unit_strings(net, res.lang, res.nbest[res.lang]), lang, res.lang, frames,
             res.active_frames.tolist(), res.cpu_s)
-    oracle = unit_strings(net, lang, res.nbest[lang])
-    col.put("hyp_oracle", utt, units_to_text(oracle))
+    if lang is not None:  # the oracle needs the true language
+        col.put("hyp_oracle", utt, units_to_text(unit_strings(net, lang, res.nbest[lang])))
     col.put("lid_post", utt, " ".join(f"{p:.4f}" for p in res.avg_post))
 
 
 def decode_one_head(net, args, utt, lang, chunks, frames, by_script, col: Collector) -> None:
     """One head's search: the true language's (known), or vanilla's union head (lidfree: language by script)."""
-    head = net.head_of(lang)
+    head = net.heads_names[0] if args.mode == "lidfree" else net.head_of(lang)
     search = StreamingBeamSearch(net, head, args.beam, args.max_sym_per_frame)
     for h, _ in chunks:
         search.step(h)
@@ -211,7 +233,7 @@ def decode_set(args) -> Tuple[List[dict], float]:
     collectors = [Collector(langs) for _ in settings]
     enc_cpu = 0.0
     for utt in tqdm(keys, desc=f"indic_decode {model_dir.name} {args.mode}", disable=None, mininterval=5):
-        lang = utt2lid[utt]
+        lang = utt2lid[utt] if utt2lid is not None else None
         x = torch.tensor(np.asarray(feats[utt]), dtype=torch.float32, device=device)
         if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] != model.feat_mean.numel():
             raise DataDirError(args.feats, None, f"utterance {utt}: features of shape {tuple(x.shape)}, the "
@@ -228,7 +250,7 @@ def decode_set(args) -> Tuple[List[dict], float]:
                 decode_lidfree_lid(net, args, utt, lang, chunks, frames, tau, s_th, col)
             else:
                 decode_one_head(net, args, utt, lang, chunks, frames, by_script, col)
-    common = dict(system=net.system, mode=args.mode, model_dir=str(model_dir), feats=args.feats,
+    common = dict(system=net.system, mode=args.mode, model_dir=str(model_dir), feats=args.feats, utt2lid=args.utt2lid,
                   beam=args.beam, max_sym_per_frame=args.max_sym_per_frame, chunk=args.chunk,
                   encoder_cpu_s=enc_cpu, threads=torch.get_num_threads(),
                   device=str(device))
@@ -244,7 +266,221 @@ def run(args) -> int:
         print(f"indic_decode: {e}", file=sys.stderr)
         return 1
     for row in summary:
+        lid = (f"LID accuracy {row['lid_accuracy']:.3f}" if row["lid_accuracy"] is not None
+               else "LID accuracy not scored (no --utt2lid)")
         print(f"indic_decode: {row['dir']} tau={row['tau']} "
               f"s_th={row['s_th']}: T_avg {row['T_avg']}, decoder CPU {row['decoder_cpu_s']:.2f} s, encoder CPU "
-              f"{enc_cpu:.2f} s, LID accuracy {row['lid_accuracy']:.3f}", file=sys.stderr)
+              f"{enc_cpu:.2f} s, {lid}", file=sys.stderr)
     return 0
+
+
+# ============================================================================ a user's audio: Speech2Text
+
+@dataclass
+class Hypothesis:
+    """One hypothesis of `Speech2Text.__call__` (an n-best list is best first)."""
+    text: str                  # words (the B_-grapheme units joined back)
+    language: Optional[str]    # language code; None: a vanilla hypothesis whose script is empty or ambiguous
+    score: float               # log-probability of the unit sequence in the beam search (higher is better)
+    units: List[str]
+
+
+@dataclass
+class Partial:
+    """One step of `Speech2Text.stream`: the best hypothesis so far, after `seconds` of audio."""
+    text: str
+    language: Optional[str]    # LID-free: the language leading now (highest average LID posterior, decoders on)
+    seconds: float             # audio consumed so far
+    final: bool                # True once: the whole input is decoded (text = the call's 1-best)
+    running: List[str] = field(default_factory=list)  # languages whose decoders are still on (LID head)
+    lid_posteriors: Dict[str, float] = field(default_factory=dict)  # average frame LID posterior so far
+
+
+class Speech2Text:
+    """Speech recognition from raw audio with a packed (or exp dir) multilingual RNN-T of egs/indic/asr1.
+
+        s2t = Speech2Text.from_pretrained("exp/multisoftmax_lid/packed/model.tar.gz")
+        s2t("utt.wav")[0].text, .language       # LID-free: the language comes from the model (paper Section 4.2)
+        s2t((wave, 44100), language="hi")        # the language known: its decoder only
+        for p in s2t.stream("utt.wav"): print(p.language, p.text)   # streaming, early switch-off (Section 6.3)
+
+    The front end is the recipe's stage 2 (conf/fbank.conf, packed) and the normalisation its training statistics;
+    the search is stage 6's (beam, chunk, max_sym_per_frame from the card). LID-free decoding needs a model that
+    can tell the language: multisoftmax_lid (LID head), vanilla (script of its output), or a monolingual / finetuned
+    model (its one language); the others need `language=`."""
+
+    def __init__(self, model, feat_conf, card: Optional[dict] = None, decoding: Optional[dict] = None,
+                 lang_lists: Optional[Dict[str, List[str]]] = None):
+        """MODEL a TransducerModel, FEAT_CONF the recipe's FeatConfig, LANG_LISTS every language's unit list
+        (config.yaml's model_conf.token_lists: vanilla's LID-free decoding reads the language from them)."""
+        self.model, self.net, self.feat_conf = model.eval(), model.net, feat_conf
+        self.lang_lists = {lang: list((lang_lists or self.net.token_lists)[lang]) for lang in self.net.langs
+                           if lang in (lang_lists or self.net.token_lists)}
+        if self.net.system == "vanilla" and len(self.lang_lists) != len(self.net.langs):
+            raise ValueError("a vanilla model needs every language's unit list (lang_lists) to tell the language")
+        self.card = dict(card or {})
+        self.decoding = dict(decoding or DEFAULT_DECODING)
+        self.system = self.card.get("system", self.net.system)
+        # mono / finetuned systems decode one language: the one they were trained (or finetuned) on
+        self.own_language = self.net.heads_names[0] if self.net.system == "mono" else \
+            self.card.get("language") or system_language(self.system, self.net.langs)
+        if feature_dims(feat_conf) != model.feat_mean.numel():
+            raise ValueError(f"the front end gives {feature_dims(feat_conf)}-dim features, the model reads "
+                             f"{model.feat_mean.numel()} (feats_conf is not the recipe's conf/fbank.conf?)")
+
+    @classmethod
+    def from_pretrained(cls, path, device="cpu", inference_model: str = "valid.loss.best.pth",
+                        **decoding) -> "Speech2Text":
+        """PATH: an archive of the recipe's pack stage, an unpacked one, or the recipe's exp/<system> dir (then the
+        checkpoint INFERENCE_MODEL and the recipe's conf/fbank.conf). DECODING overrides the card's search setting:
+        beam, chunk, max_sym_per_frame, tau, s_th (the switch-off that `stream` uses)."""
+        from local_models.common.pack import load_model
+
+        from .espnet_model import load_from_files
+
+        packed = load_model(path, paper=PAPER, exp_resolver=lambda d: exp_files(d, inference_model))
+        conf = dict(packed.card["decoding"]) if "decoding" in packed.card else \
+            read_decode_conf(packed.files.get("decode_conf"))
+        conf = parse_decoding({**conf, **decoding}, f"{path}: decoding setting")
+        feat_conf = read_feat_conf(packed.file("feats_conf"))
+        device = device_of_name(device)
+        model = load_from_files(packed.file("config"), packed.file("model_file"), device)
+        lists = lang_unit_lists(packed.file("config").parent, model.net, packed.file("config"))
+        return cls(model, feat_conf, packed.card, conf, lists)
+
+    # ------------------------------------------------------------------ what the model decodes
+    @property
+    def languages(self) -> List[str]:
+        """Language codes this model decodes (a monolingual / finetuned one: its own)."""
+        return [self.own_language] if self.own_language else list(self.net.langs)
+
+    @property
+    def lid_free(self) -> bool:
+        """True if a call without `language` works (LID head, vanilla's script, or a one-language model)."""
+        return self.net.has_lid or self.net.system == "vanilla" or self.own_language is not None
+
+    @property
+    def device(self) -> torch.device:
+        return self.net.device
+
+    def check_language(self, language: Optional[str]) -> Optional[str]:
+        if language is None:
+            if not self.lid_free:
+                raise ValueError(f"this {self.system} model needs the language: language= one of "
+                                 f"{', '.join(self.languages)} (without one, use a multisoftmax_lid or vanilla model)")
+            return self.own_language
+        if language not in self.languages:
+            raise ValueError(f"unknown language {language!r}: this {self.system} model decodes "
+                             f"{', '.join(self.languages)}")
+        return language
+
+    def features(self, audio, sample_rate=None) -> torch.Tensor:
+        """Normalised (T, 80) log-mels of AUDIO on the model's device (the recipe's stage 2 + training stats)."""
+        x = torch.from_numpy(audio_features(audio, self.feat_conf, sample_rate)).to(self.device)
+        return self.model.normalise(x)
+
+    # ------------------------------------------------------------------ decoding
+    def _session(self, language: Optional[str], switch_off: Tuple[float, float]) -> "_Session":
+        return _Session(self, self.check_language(language), switch_off)
+
+    def __call__(self, audio, sample_rate=None, language: Optional[str] = None, nbest: int = 1,
+                 switch_off: Optional[Tuple[float, float]] = None) -> List[Hypothesis]:
+        """N-best hypotheses of AUDIO (a file path, (array, rate), or an array with SAMPLE_RATE; any rate), best
+        first. LANGUAGE None: LID-free (the model tells the language); a code: that language's decoder. SWITCH_OFF
+        (tau, s_th): LID-free early switch-off; default every decoder runs to the end (the recipe's Table 4)."""
+        if nbest < 1:
+            raise ValueError(f"nbest must be >= 1, got {nbest}")
+        session = self._session(language, switch_off or (INF, INF))
+        for h, lp in iter_encode(self.net, self.features(audio, sample_rate), self.decoding["chunk"],
+                                 session.onehot, session.with_lid):
+            session.step(h, lp)
+        return session.final(nbest)
+
+    def stream(self, audio, sample_rate=None, language: Optional[str] = None,
+               switch_off: Optional[Tuple[float, float]] = None) -> Iterator[Partial]:
+        """Partial results chunk by chunk (every `chunk` 30 ms encoder frames) as the streaming encoder and search
+        advance, the last with final=True. LID-free with an LID head, decoders are switched off early with the
+        card's (tau, s_th) (paper Section 6.3) unless SWITCH_OFF overrides it. The features are the recipe's
+        (whole-input STFT frames, as stage 2); the encoder and search never look ahead."""
+        session = self._session(language, switch_off or (self.decoding["tau"], self.decoding["s_th"]))
+        frames, seconds_per_frame = 0, self.net.stride * self.feat_conf.hop_ms / 1000
+        x = self.features(audio, sample_rate)
+        duration = len(x) * self.feat_conf.hop_ms / 1000
+        for h, lp in iter_encode(self.net, x, self.decoding["chunk"], session.onehot, session.with_lid):
+            session.step(h, lp)
+            frames += len(h)
+            yield session.partial(min(frames * seconds_per_frame, duration), final=False)
+        best = session.final(1)[0]
+        last = session.partial(duration, final=True)
+        yield Partial(best.text, best.language, duration, True, last.running, last.lid_posteriors)
+
+
+class _Session:
+    """One input's search: a language's decoder (known, or a one-language model), every language's decoder with
+    the LID head choosing (LID-free), or vanilla's union decoder with the language read from the script."""
+
+    def __init__(self, s2t: Speech2Text, language: Optional[str], switch_off: Tuple[float, float]):
+        net, d = s2t.net, s2t.decoding
+        self.net, self.language = net, language
+        self.with_lid = language is None and net.has_lid
+        self.onehot = net.langs.index(language) if net.system == "onehot" else None
+        if self.with_lid:
+            self.decoder = LidFreeDecoder(net, d["beam"], d["max_sym_per_frame"], *switch_off)
+            self.head = None
+        else:
+            self.head = net.heads_names[0] if language is None else net.head_of(language)
+            self.decoder = StreamingBeamSearch(net, self.head, d["beam"], d["max_sym_per_frame"])
+        self.by_script = s2t.lang_lists if language is None and net.system == "vanilla" else None
+
+    def step(self, h: torch.Tensor, lid_log_post: Optional[torch.Tensor]) -> None:
+        if self.with_lid:
+            self.decoder.step(h, lid_log_post)
+        else:
+            self.decoder.step(h)
+
+    def _hyp(self, head: str, units: List[int], score: float, lang: Optional[str]) -> Hypothesis:
+        names = [self.net.token_lists[head][i] for i in units]
+        if self.by_script is not None:
+            lang = lang_by_script(names, self.by_script)
+        return Hypothesis(units_to_text(names), lang, float(score), names)
+
+    def final(self, nbest: int) -> List[Hypothesis]:
+        if self.with_lid:
+            res = self.decoder.result()
+            return [self._hyp(res.lang, u, s, res.lang) for u, s in res.nbest[res.lang][:nbest]]
+        return [self._hyp(self.head, u, s, self.language) for u, s in self.decoder.final()[:nbest]]
+
+    def partial(self, seconds: float, final: bool) -> Partial:
+        if self.with_lid:
+            lang, avg, running = self.decoder.leader()
+            hyp = self._hyp(lang, self.decoder.searches[lang].best(), 0.0, lang)
+            return Partial(hyp.text, lang, seconds, final, [l for l, on in zip(self.net.langs, running) if on],
+                           {l: round(float(p), 4) for l, p in zip(self.net.langs, avg)})
+        hyp = self._hyp(self.head, self.decoder.best(), 0.0, self.language)
+        return Partial(hyp.text, hyp.language, seconds, final)
+
+
+def device_of_name(device) -> torch.device:
+    """A torch device from 'cpu' / 'cuda' / 'cuda:1'; a clear error when the GPU is not there."""
+    dev = torch.device(device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"--device {device}: no CUDA GPU visible to torch")
+    return dev
+
+
+def result_lines(name: str, hyps: List[Hypothesis], numbered: bool = False) -> List[str]:
+    """speech-to-text's output of one input: `<name>\\t<language>\\t<text>`, or with an n-best list numbered lines
+    `<name>\\t<rank>\\t<language>\\t<score>\\t<text>` (score: the search's log-probability)."""
+    if not numbered:
+        return [f"{name}\t{hyps[0].language or NO_LANG}\t{hyps[0].text}\n"]
+    return [f"{name}\t{i}\t{h.language or NO_LANG}\t{h.score:.3f}\t{h.text}\n" for i, h in enumerate(hyps, 1)]
+
+
+def transcribe_files(s2t: Speech2Text, inputs: List[str], language: Optional[str] = None, nbest: int = 1) -> str:
+    """Every input decoded (a progress bar over the inputs on a terminal), then the text of `result_lines`: an
+    unusable input fails before anything is written."""
+    s2t.check_language(language)  # an unknown code fails before the first input is decoded
+    lines = []
+    for path in tqdm(inputs, desc="speech-to-text", unit="file", disable=None, file=sys.stderr):
+        lines += result_lines(path, s2t(path, language=language, nbest=nbest), numbered=nbest > 1)
+    return "".join(lines)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Callable, Collection, Dict, List, Optional, Tuple
+from typing import Callable, Collection, Dict, List, Tuple
 
 import numpy as np
 import torch
@@ -27,44 +27,15 @@ from local_models.common.compat import no_nltk_downloads
 
 no_nltk_downloads()  # before espnet2's collate_fn -> preprocessor -> g2p_en, which would try to download nltk data
 
-from espnet2.torch_utils.device_funcs import force_gatherable
 from espnet2.train.abs_espnet_model import AbsESPnetModel
 from espnet2.train.class_choices import ClassChoices
 from espnet2.train.collate_fn import CommonCollateFn
 
 from local_models.common.espnet_task import LocalTask
 
-from .model import UNION, MultilingualTransducer, balanced_lid_weights
+from .espnet_model import TransducerModel, load_from_files
+from .model import UNION, balanced_lid_weights
 from .units import read_units
-
-
-class TransducerModel(AbsESPnetModel):
-    """ESPnet wrapper of MultilingualTransducer: global feature normalisation and the loss report."""
-
-    def __init__(self, langs, token_lists: Dict[str, List[str]], stats_file: Optional[str] = None,
-                 idim: int = 80, **conf):
-        super().__init__()
-        self.net = MultilingualTransducer(langs, token_lists, idim=idim, **conf)
-        mean, std = torch.zeros(idim), torch.ones(idim)
-        if stats_file:
-            stats = np.load(stats_file)
-            if stats["mean"].shape != (idim,):
-                raise ValueError(f"{stats_file}: statistics of {stats['mean'].shape} dims, model input is {idim}")
-            mean, std = torch.tensor(stats["mean"]), torch.tensor(np.maximum(stats["std"], 1e-5))
-        self.register_buffer("feat_mean", mean.float())
-        self.register_buffer("feat_std", std.float())
-
-    def normalise(self, feats: torch.Tensor) -> torch.Tensor:
-        return (feats - self.feat_mean) / self.feat_std
-
-    def forward(self, feats: torch.Tensor, feats_lengths: torch.Tensor, text: torch.Tensor,
-                text_lengths: torch.Tensor, lid: torch.Tensor, **kwargs):
-        out = self.net(self.normalise(feats), feats_lengths, text, text_lengths, lid.view(-1))
-        stats = {k: v.detach() for k, v in out.items()}
-        return force_gatherable((out["loss"], stats, torch.tensor(float(len(feats)))), feats.device)
-
-    def collect_feats(self, feats, feats_lengths, **kwargs) -> Dict[str, torch.Tensor]:
-        return {}
 
 
 model_choices = ClassChoices(
@@ -126,4 +97,4 @@ def load_trained(model_dir, model_file: str = "valid.loss.best.pth", device="cpu
     return model.eval()
 
 
-__all__ = ["TransducerTask", "TransducerModel", "read_token_lists", "load_trained"]
+__all__ = ["TransducerTask", "TransducerModel", "read_token_lists", "load_trained", "load_from_files"]

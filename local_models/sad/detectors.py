@@ -124,8 +124,12 @@ NEURAL_SYSTEMS = ("cnn_hmm", "cnn_median", "rnn_hmm", "rnn_median", "seg_rnn", "
 DETECTORS = ("energy", "webrtcvad", "silero_vad", "stat_sad") + NEURAL_SYSTEMS
 
 
-def get_detector(name: str, **kwargs) -> Detector:
+def detector_class(name: str) -> Type[Detector]:
     classes = _classes()
     if name not in classes:
         raise ValueError(f"unknown SAD system '{name}'; known: {', '.join(sorted(classes))}")
-    return classes[name](**kwargs)
+    return classes[name]
+
+
+def get_detector(name: str, **kwargs) -> Detector:
+    return detector_class(name)(**kwargs)

@@ -1,19 +1,34 @@
-"""Decoding of the Fearless Steps SAD recipe (stage 5, `local_models.bin.sad_decode`): a detector over every
-recording of a data dir, writing 10 ms frame scores, the recordings' durations and the real-time factor."""
+"""Inference of the Fearless Steps SAD systems.
+
+* `SpeechSegmenter`: a packed system (or a recipe's exp/<system> dir) on a user's audio, any sample rate:
+  `seg = SpeechSegmenter.from_pretrained("exp/cnn_hmm/packed/model.tar.gz")`; `seg("rec.wav")` -> [(start_s, end_s)];
+  `seg.iter_segments("long.wav", chunk_s=60)` -> the same, chunk by chunk in bounded memory (streaming.py).
+* `decode_data_dir` (stage 5, `local_models.bin.sad_decode`): a detector over every recording of a data dir,
+  writing 10 ms frame scores, the recordings' durations and the real-time factor.
+"""
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
+from typing import Iterator, List, Optional, Sequence, Tuple
 
+import numpy as np
 import torch
+import yaml
 from tqdm import tqdm
 
-from local_models.common.audio import AudioError, iter_utterances
+from local_models.common.audio import AudioError, check_audio, iter_audio_blocks, iter_utterances, read_audio
 from local_models.common.datadir import atomic_open, read_table, write_table
 from local_models.common.features import shard_writer
+from local_models.common.pack import PackedModel, load_model
 
-from .detectors import NEURAL_SYSTEMS, Detector, get_detector
+from . import streaming
+from .detectors import NEURAL_SYSTEMS, SHIFT, Detector, detector_class, get_detector
+from .labels import to_intervals
+
+Segment = Tuple[float, float]
 
 
 def make_detector(system: str, device: torch.device, model_dir: str = "", model_file: str = "") -> Detector:
@@ -49,3 +64,184 @@ def decode_data_dir(detector: Detector, system: str, data_dir, out_dir, sample_r
         json.dump({"system": system, "audio_s": audio_s, "proc_s": proc_s, "rtf": proc_s / audio_s,
                    "threads": torch.get_num_threads(), "device": str(device)}, f, indent=1)
     return audio_s, proc_s
+
+
+# ----------------------------------------------------------------------------- a user's audio
+def torch_device(device) -> torch.device:
+    """DEVICE as a torch.device; ValueError when it names a GPU this machine does not have."""
+    try:
+        dev = torch.device(device)
+    except RuntimeError as e:
+        raise ValueError(f"device '{device}': {e}") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device '{device}': torch sees no CUDA GPU here (use --device cpu)")
+    return dev
+
+
+def build_members(spec: dict, model: PackedModel, device: torch.device) -> List[Tuple[Detector, float]]:
+    """(detector, threshold) of every member of the system SPEC describes (one, or majority_vote's three)."""
+    from .neural import load_net_files
+    from .statistical import StatConfig, StatisticalSAD
+
+    if spec["kind"] == "stat_sad":
+        return [(StatisticalSAD(StatConfig(**spec["stat_config"]), threshold=spec["threshold"]), spec["threshold"])]
+    members = []
+    for m in spec["members"]:
+        net = load_net_files(model.file(m["config"]), model.file(m["model_file"]), device)
+        cls = detector_class("seg_rnn" if m["system"] == "seg_rnn_devbest" else m["system"])
+        det = cls(threshold=m["threshold"], smoothing=m["smoothing"], median_s=m["median_s"], device=str(device),
+                  hmm_states=m["hmm_states"], hmm_stay=m["hmm_stay"], _net=net)
+        members.append((det, m["threshold"]))
+    return members
+
+
+class SpeechSegmenter:
+    """Speech regions of a recording by one packed SAD system of egs/fearless_steps/sad1 (its net, dev-tuned
+    threshold and decision: HMM / median filter / segment read-out / majority vote; or the statistical SAD).
+
+    Audio at any sample rate is resampled to the systems' 8 kHz; channels are averaged. Frames are 10 ms; a frame
+    whose samples are all digital silence (below -100 dBFS) is never speech (a silent file has no speech)."""
+
+    sample_rate = streaming.SAMPLE_RATE
+    frame_shift = SHIFT
+
+    def __init__(self, members: Sequence[Tuple[Detector, float]], spec: dict, card: Optional[dict] = None,
+                 context_s: float = 10.0):
+        self.members, self.spec, self.card = list(members), spec, dict(card or {})
+        self.vote_threshold = spec["threshold"] if spec["system"] == "majority_vote" else None
+        self.context_s = context_s  # chunked decoding: context of the whole-recording detectors (rnn, stat_sad)
+
+    @classmethod
+    def from_pretrained(cls, path, device="cpu", **kwargs) -> "SpeechSegmenter":
+        """PATH: a packed archive (exp/<system>/packed/model.tar.gz), an unpacked one, or a recipe's exp/<system>."""
+        from .pack import describe, exp_files
+
+        device = torch_device(device)  # before any work
+        model = load_model(path, paper="sad", exp_resolver=exp_files)
+        if "decision" in model.files:
+            spec = yaml.safe_load(model.file("decision").read_text(encoding="utf-8"))
+        else:
+            spec = describe(path)[0]
+        return cls(build_members(spec, model, device), spec, model.card, **kwargs)
+
+    @property
+    def system(self) -> str:
+        return self.spec["system"]
+
+    @property
+    def threshold(self) -> float:
+        return self.spec["threshold"]
+
+    # -- whole recording ---------------------------------------------------------------------------
+    def read(self, audio, sample_rate: Optional[int] = None) -> np.ndarray:
+        """AUDIO (a path, an (array, rate) pair, or an array with SAMPLE_RATE) -> mono float32 at 8 kHz."""
+        if sample_rate is not None:
+            audio = (audio, sample_rate)
+        elif isinstance(audio, np.ndarray):
+            raise ValueError("an array needs its sample_rate")
+        wave, _ = read_audio(audio, sample_rate=self.sample_rate, allow_silent=True)
+        return wave
+
+    def frame_scores(self, audio, sample_rate: Optional[int] = None) -> np.ndarray:
+        """One score per 10 ms frame: the net's speech posterior (stat_sad: its 0/1 decision; majority_vote: the
+        members' votes), before the system's decision."""
+        wave = self.read(audio, sample_rate)
+        if self.vote_threshold is None:
+            return self.members[0][0].scores(wave, self.sample_rate)
+        return self._votes(wave)
+
+    def _votes(self, wave) -> np.ndarray:
+        return sum(det.decide(det.scores(wave, self.sample_rate), th).astype(np.float32) for det, th in self.members)
+
+    def frame_decisions(self, audio, sample_rate: Optional[int] = None) -> np.ndarray:
+        """(frames,) bool: speech per 10 ms frame, as the recipe decides (stage 6) at the tuned threshold."""
+        return self._decide(self.read(audio, sample_rate))
+
+    def _decide(self, wave) -> np.ndarray:
+        if self.vote_threshold is None:
+            det, th = self.members[0]
+            d = det.decide(det.scores(wave, self.sample_rate), th)
+        else:
+            d = self._votes(wave) > self.vote_threshold
+        return d & ~streaming.silent_frames(wave, len(d))
+
+    def __call__(self, audio, sample_rate: Optional[int] = None) -> List[Segment]:
+        """Speech regions [(start_s, end_s), ...] of AUDIO, in one pass over the whole recording."""
+        wave = self.read(audio, sample_rate)
+        segs = [(float(a), float(b)) for a, b in to_intervals(self._decide(wave), SHIFT)]
+        if segs:  # the last frame may reach past the end
+            segs[-1] = (segs[-1][0], min(segs[-1][1], len(wave) / self.sample_rate))
+        return segs
+
+    # -- chunk by chunk ----------------------------------------------------------------------------
+    def _stream(self):
+        streams = [streaming.decision_stream(det, th, self.context_s) for det, th in self.members]
+        return streams[0] if self.vote_threshold is None else streaming.VoteStream(streams, self.vote_threshold)
+
+    def iter_segments(self, path, chunk_s: float = 60.0, progress: bool = False) -> Iterator[Segment]:
+        """The speech regions of the audio file PATH (hours long is fine), read CHUNK_S seconds at a time, each
+        yielded as soon as its end is decided. Memory: a chunk plus its context. The result equals __call__'s for
+        the CNN and segment-RNN systems (and for any file of one chunk); the BiGRU and statistical systems see
+        `context_s` around each chunk instead of the whole recording (nearly equal)."""
+        if not chunk_s > 0:
+            raise ValueError(f"chunk_s must be positive, got {chunk_s}")
+        import soundfile
+
+        name = str(path)
+        stream, mask, segments = self._stream(), streaming.SilenceMask(), streaming.SegmentBuilder(SHIFT)
+        n = 0
+        try:
+            total = math.ceil(soundfile.info(name).duration / chunk_s)
+        except (RuntimeError, soundfile.LibsndfileError):
+            total = None  # iter_audio_blocks names the problem
+        blocks = _with_last(iter_audio_blocks(path, self.sample_rate, chunk_s))
+        for block, last in tqdm(blocks, total=total, desc=Path(name).name, unit="chunk", disable=None if progress else True,
+                                leave=False):
+            check_audio(block, f"{name} (at {n / self.sample_rate:.0f} s)", allow_silent=True)
+            n += len(block)
+            mask.push(block, final=last)
+            yield from segments.feed(mask.apply(stream.push(block, final=last)))
+        yield from segments.close(n / self.sample_rate)
+
+
+def _with_last(items):
+    """(item, is_last) pairs (a one-item look-ahead)."""
+    it = iter(items)
+    try:
+        prev = next(it)
+    except StopIteration:
+        return
+    for item in it:
+        yield prev, False
+        prev = item
+    yield prev, True
+
+
+# ----------------------------------------------------------------------------- files (speech-segments)
+def recording_ids(paths: Sequence) -> List[str]:
+    """The recording id of every file (its name without the suffix); ValueError when two files share one."""
+    ids = [Path(p).stem for p in paths]
+    seen = {}
+    for p, rec in zip(paths, ids):
+        if rec in seen:
+            raise ValueError(f"{seen[rec]} and {p} would both be recording '{rec}' (rename one)")
+        seen[rec] = p
+    return ids
+
+
+def segment_files(segmenter: SpeechSegmenter, paths: Sequence, recs: Sequence[str], chunk_s: float = 60.0):
+    """{rec: [(start_s, end_s)]} of every file: chunk by chunk (CHUNK_S > 0, with a progress bar) or in one pass."""
+    if chunk_s < 0:
+        raise ValueError(f"--chunk_s must be >= 0, got {chunk_s}")
+    return {rec: (list(segmenter.iter_segments(p, chunk_s, progress=True)) if chunk_s > 0 else segmenter(p))
+            for p, rec in zip(paths, recs)}
+
+
+def write_speech(speech: dict, rttm=None, segments=None) -> None:
+    """{rec: segments} as an RTTM and / or a Kaldi segments file (each written atomically)."""
+    from .labels import write_rttm, write_segments
+
+    if rttm:
+        write_rttm(rttm, speech)
+    if segments:
+        write_segments(segments, speech)

@@ -59,28 +59,40 @@ def load_net(model_dir: Path, device="cpu", model_file_name: str = ""):
     """The net of an ESPnet SAD training dir on `device`, in eval mode, without importing espnet (same as
     SADTask.build_model_from_file(...).net: config.yaml's `model` / `model_conf`, the `net.` weights of
     `model_file_name`, default the best checkpoint: see model_file)."""
+    if not (model_dir / "config.yaml").is_file():
+        raise FileNotFoundError(f"{model_dir}/config.yaml: no trained model; run the training stage first")
+    return load_net_files(model_dir / "config.yaml", model_file(model_dir, model_file_name), device)
+
+
+def load_net_files(config: Path, checkpoint: Path, device="cpu"):
+    """The net of an ESPnet SAD config.yaml + checkpoint (its `net.` weights) on `device`, in eval mode (what
+    load_net reads from a training dir, and a packed model's files)."""
     import torch
     import yaml
 
-    if not (model_dir / "config.yaml").is_file():
-        raise FileNotFoundError(f"{model_dir}/config.yaml: no trained model; run the training stage first")
-    conf = yaml.safe_load((model_dir / "config.yaml").read_text())
+    conf = yaml.safe_load(Path(config).read_text())
     net = build_net(conf)
-    state = torch.load(model_file(model_dir, model_file_name), map_location=device)
+    state = torch.load(checkpoint, map_location=device)
     net.load_state_dict({k[len("net."):]: v for k, v in state.items() if k.startswith("net.")})
     return net.to(device).eval()
 
 
 def hmm_smooth(post: np.ndarray, threshold: float = 0.5, states: int = STATES, stay: float = STAY) -> np.ndarray:
     """Viterbi decisions over the paper's 2 x 5-state HMM with emissions from frame posteriors."""
+    _, log_init = two_class_hmm(states, stay)
+    return viterbi_ring(hmm_emissions(post, threshold, states), stay, log_init) >= states
+
+
+def hmm_emissions(post: np.ndarray, threshold: float = 0.5, states: int = STATES) -> np.ndarray:
+    """(T, 2 x states) log emissions of hmm_smooth: log(1-p) for the noise states, log p - logit(threshold) for
+    the speech states (frame by frame: the chunked decoder of streaming.py computes them chunk by chunk)."""
     p = np.clip(post.astype(np.float64), 1e-6, 1 - 1e-6)
     th = float(np.clip(threshold, 1e-6, 1 - 1e-6))
     bias = np.log(th) - np.log1p(-th)
     emis = np.empty((len(p), 2 * states))
     emis[:, :states] = np.log1p(-p)[:, None]
     emis[:, states:] = (np.log(p) - bias)[:, None]
-    _, log_init = two_class_hmm(states, stay)
-    return viterbi_ring(emis, stay, log_init) >= states
+    return emis
 
 
 def median_smooth(decisions: np.ndarray, window_s: float = 0.5) -> np.ndarray:
@@ -100,7 +112,9 @@ class NeuralDetector(Detector):
     median_s: float = 0.5
     device: str = "cpu"
     model_file: str = ""  # checkpoint in model_dir; "": the best one (neural.model_file)
-    _net: object = field(default=None, repr=False)
+    hmm_states: int = STATES  # per class (the paper's 5)
+    hmm_stay: float = STAY
+    _net: object = field(default=None, repr=False)  # a loaded net (a packed model's) instead of model_dir's
 
     model_name = ""  # exp/<model_name> when model_dir is not given
 
@@ -141,7 +155,7 @@ class NeuralDetector(Detector):
     def decide(self, scores, threshold=None):
         th = self.threshold if threshold is None else threshold
         if self.smoothing == "hmm":
-            return hmm_smooth(scores, th)
+            return hmm_smooth(scores, th, self.hmm_states, self.hmm_stay)
         d = scores > th
         return median_smooth(d, self.median_s) if self.smoothing == "median" else d
 

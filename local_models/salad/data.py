@@ -2,8 +2,12 @@
 
 dump_set   data dir (wav.scp + lab.scp) -> OUT/acou.{ark,scp} (T, 43) raw WORLD frames, OUT/ling.{ark,scp}
            (T, D+2) linguistic frames (question-file vector of the phone + duration + position in the phone),
-           OUT/{acou,ling}_shape, OUT/utt2num_frames. One pass, streamed, `nj` worker processes.
-fit_stats  train dump -> stats.npz (acoustic min-max, linguistic z-norm of the real-valued dims).
+           OUT/{acou,ling}_shape, OUT/utt2num_frames; for the duration model OUT/lingp.{ark,scp} (N, D) one
+           vector per phone and OUT/dur (text_int: frames per phone, as the linguistic frames assign them, summing
+           to the utterance's frames), OUT/phones (the phone names), OUT/lingp_shape. One pass, streamed, `nj`
+           worker processes.
+fit_stats  train dump -> stats.npz (acoustic min-max, linguistic z-norm of the real-valued dims) and, with
+           dur_out, the duration model's dur_stats.npz (phone-level z-norm, mean / std of log(1 + frames)).
 make_windows  train dump -> the paper's stateful arrangement: all utterances concatenated (sorted ids), cut into
            `streams` equal pieces, each cut into non-overlapping windows of `window` frames (the tail of each
            piece that does not fill a window is dropped); key w<b>_s<s>, `pos` = "b s".
@@ -63,8 +67,9 @@ def max_phone_frames(labs: Dict[str, str], questions: str) -> int:
 
 
 def utterance_frames(utt: str, wav_entry: str, lab: str, questions: str, f0_method: str,
-                     max_dur_frames: int) -> Tuple[str, np.ndarray, np.ndarray]:
-    """(utt, acoustic (T, 43), linguistic (T, D+2)) of one utterance; T from the WORLD analysis."""
+                     max_dur_frames: int) -> Tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(utt, acoustic (T, 43), linguistic (T, D+2), phone vectors (N, D), frames per phone (N,), phone names)
+    of one utterance; T from the WORLD analysis."""
     wave, _ = load_audio(wav_entry, SAMPLE_RATE)
     acou = acoustic.analyse(wave, SAMPLE_RATE, acoustic.SHIFT_MS, f0_method)
     starts, ends, x = linguistic.phone_features(lab, _questions(questions))
@@ -73,7 +78,8 @@ def utterance_frames(utt: str, wav_entry: str, lab: str, questions: str, f0_meth
         raise ValueError(f"{lab}: labels end at {float(ends[-1]):.3f} s but the wave of '{utt}' lasts {dur:.3f} s")
     ling = linguistic.frame_features(x, starts, ends, FRAME_SHIFT_S, num_frames=len(acou),
                                      max_dur_frames=max_dur_frames)
-    return utt, acou, ling.astype(np.float32)
+    durations = linguistic.frame_durations(starts, ends, FRAME_SHIFT_S, num_frames=len(acou))
+    return utt, acou, ling.astype(np.float32), x.astype(np.float32), durations, linguistic.phone_names(lab)
 
 
 def _job(args):
@@ -97,16 +103,24 @@ def dump_set(data_dir, out_dir, questions: str, f0_method: str = "harvest", nj: 
         max_dur_frames = max_phone_frames(labs, questions)
     jobs = [(u, wavs[u], labs[u], str(questions), f0_method, max_dur_frames) for u in sorted(labs, key=str.encode)]
     out_dir.mkdir(parents=True, exist_ok=True)
-    shapes = {"acou": {}, "ling": {}}
-    with ArkStream(out_dir / "acou") as acou_ark, ArkStream(out_dir / "ling") as ling_ark:
+    shapes = {"acou": {}, "ling": {}, "lingp": {}}
+    durations, phones = {}, {}
+    with ArkStream(out_dir / "acou") as acou_ark, ArkStream(out_dir / "ling") as ling_ark, \
+            ArkStream(out_dir / "lingp") as phone_ark:
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(nj) if nj > 1 else _Serial() as pool:
-            for utt, acou, ling in tqdm(pool.imap(_job, jobs, chunksize=4), total=len(jobs), desc=out_dir.name,
-                                        mininterval=5, disable=None if progress else True):
+            for utt, acou, ling, xp, dur, names in tqdm(pool.imap(_job, jobs, chunksize=4), total=len(jobs),
+                                                 desc=out_dir.name, mininterval=5,
+                                                 disable=None if progress else True):
                 acou_ark.write(utt, acou)
                 ling_ark.write(utt, ling)
-                shapes["acou"][utt] = f"{acou.shape[0]},{acou.shape[1]}"
-                shapes["ling"][utt] = f"{ling.shape[0]},{ling.shape[1]}"
+                phone_ark.write(utt, xp)
+                durations[utt] = " ".join(map(str, dur.tolist()))
+                phones[utt] = " ".join(names)
+                for name, m in (("acou", acou), ("ling", ling), ("lingp", xp)):
+                    shapes[name][utt] = f"{m.shape[0]},{m.shape[1]}"
+    write_table(out_dir / "dur", durations)
+    write_table(out_dir / "phones", phones)
     for name, table in shapes.items():
         write_table(out_dir / f"{name}_shape", table)
     write_table(out_dir / "utt2num_frames", {u: s.split(",")[0] for u, s in shapes["acou"].items()})
@@ -135,8 +149,9 @@ def _iter_scp(scp) -> Iterator[Tuple[str, np.ndarray]]:
         yield utt, np.asarray(kaldiio.load_mat(path))
 
 
-def fit_stats(train_dump, questions: str, out_file) -> None:
-    """stats.npz from a train dump (one streamed pass over each ark)."""
+def fit_stats(train_dump, questions: str, out_file, dur_out=None) -> None:
+    """stats.npz from a train dump (one streamed pass over each ark); with DUR_OUT also the duration model's
+    statistics there (`fit_duration_stats`)."""
     train_dump = Path(train_dump)
     acou = acoustic.RunningStats(acoustic.DIM)
     for _, m in _iter_scp(train_dump / "acou.scp"):
@@ -154,6 +169,34 @@ def fit_stats(train_dump, questions: str, out_file) -> None:
     mean, std = ling.mean_std()
     max_dur = int((train_dump / "max_dur_frames").read_text().split()[0])
     acoustic.save_stats(out_file, acoustic.MinMax(acou.lo, acou.hi), acoustic.ZNorm(mean, std, mask), max_dur)
+    if dur_out is not None:
+        fit_duration_stats(train_dump, questions, dur_out)
+
+
+def read_durations(path) -> Dict[str, np.ndarray]:
+    """utt -> frames per phone (int64) from a `dur` table (text_int)."""
+    return {u: np.array(v.split(), dtype=np.int64) for u, v in read_table(path).items()}
+
+
+def fit_duration_stats(train_dump, questions: str, out_file) -> None:
+    """dur_stats.npz: phone-level mean / std of the real-valued question dims (binary dims: 0 / 1) and mean /
+    std of log(1 + frames), the duration model's normalised target."""
+    from .duration import save_duration_stats
+
+    train_dump = Path(train_dump)
+    ling = None
+    for _, m in _iter_scp(train_dump / "lingp.scp"):
+        ling = ling or acoustic.RunningStats(m.shape[1])
+        ling.add(m)
+    if ling is None:
+        raise ValueError(f"{train_dump}/lingp.scp: no utterances (dumped before the duration model? rerun stage 3)")
+    mask = linguistic.numeric_dims(_questions(str(questions)))
+    if len(mask) != len(ling.sum):
+        raise ValueError(f"{questions}: {len(mask)} question dims, but {train_dump}/lingp.scp has {len(ling.sum)}")
+    logd = np.log1p(np.concatenate(list(read_durations(train_dump / "dur").values())).astype(np.float64))
+    mean, std = ling.mean_std()
+    save_duration_stats(out_file, np.where(mask, mean, 0.0), np.where(mask, std, 1.0), float(logd.mean()),
+                        float(max(logd.std(), 1e-3)))
 
 
 def make_windows(train_dump, out_dir, streams: int = 32, window: int = 120) -> Tuple[int, int]:

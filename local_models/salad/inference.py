@@ -1,15 +1,93 @@
-"""Decoding of the SALAD recipe (`local_models.bin.salad_decode`): a feature dump through a trained SALAD /
-MUSA-RNN model with forced durations, scored against the reference WORLD frames (metrics: docs/metrics.md).
+"""Inference of the SALAD recipe.
 
-    decode(model, dump, out, num_wavs) -> scores.json's summary; writes OUT all or nothing
+    Text2Speech.from_pretrained(archive | unpacked archive | exp/<spk>/<system>, device="cpu")
+    tts(text, speed=1.0) -> {"wav": float32 (n,), "sample_rate": 16000, "durations": int64 frames per phone,
+                             "labels": [full-context label], "phones": [phone]}
+        raw Spanish text -> front end (numbers spelt out, punctuation -> phrases) -> full-context labels -> duration
+        model (frames per phone / speed, >= 1) -> linguistic frames -> acoustic model (SALAD or MUSA-RNN) -> WORLD.
+    decode(model, dump, out, num_wavs)  a feature dump with forced durations (`local_models.bin.salad_decode`),
+        scored against the reference WORLD frames (metrics: docs/metrics.md); writes OUT all or nothing
 """
 import json
+import math
 import shutil
 from pathlib import Path
 
 import numpy as np
 
 from local_models.common.datadir import DataDirError, read_table
+
+SAMPLE_RATE = 16000
+
+
+def check_text(text) -> str:
+    """TEXT if the front end can speak it; ValueError naming what it cannot read (empty, other scripts, symbols)."""
+    from .frontend import unreadable_characters
+
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
+    if not text.strip():
+        raise ValueError("empty text: nothing to speak")
+    bad = unreadable_characters(text)
+    if bad:
+        shown = ", ".join(repr(c) + ("" if c.isprintable() else f" (U+{ord(c):04X})") for c in bad[:10])
+        raise ValueError(f"the Spanish front end cannot read {len(bad)} character(s) of {text[:60]!r}: {shown} "
+                         "(write symbols and foreign words out in Spanish letters)")
+    return text
+
+
+class Text2Speech:
+    """Spanish text -> speech through a packed SALAD / MUSA-RNN system and its duration model (two-stage MUSA)."""
+
+    sample_rate = SAMPLE_RATE
+
+    def __init__(self, acoustic_model, duration_model, questions, max_dur_frames: int, card: dict = None):
+        self.acoustic, self.duration, self.questions = acoustic_model, duration_model, questions
+        self.max_dur_frames, self.card = int(max_dur_frames), dict(card or {})
+
+    @classmethod
+    def from_pretrained(cls, model, device="cpu", precision: str = "fp32") -> "Text2Speech":
+        """MODEL: a packed archive (run.sh's pack stage), its unpacked directory, or exp/<spk>/<system> of a
+        trained recipe. PackError / FileNotFoundError / ValueError name what is wrong."""
+        from local_models.common.pack import PackError, load_model
+
+        from . import acoustic, linguistic
+        from .duration_task import load_duration_model
+        from .pack import exp_files, feature_settings
+        from .task import load_trained
+
+        m = load_model(model, paper="salad", exp_resolver=exp_files)
+        if "feats" in m.files:
+            import yaml
+
+            got = yaml.safe_load(m.file("feats").read_text(encoding="utf-8")) or {}
+            want = feature_settings()
+            diff = [k for k in ("sample_rate", "frame_shift_ms", "dim", "mcep_order") if got.get(k) != want[k]]
+            if diff:
+                raise PackError(f"{model}: features {', '.join(f'{k}={got.get(k)}' for k in diff)} differ from "
+                                f"this code's ({', '.join(f'{k}={want[k]}' for k in diff)})")
+        am = load_trained(None, m.file("model_file"), precision, device, config_file=m.file("config"))
+        dm = load_duration_model(m.file("duration_config"), m.file("duration_model_file"), device)
+        _, _, max_dur = acoustic.load_stats(m.file("stats_file"))
+        return cls(am, dm, linguistic.load_questions(m.file("questions")), max_dur, m.card)
+
+    def __call__(self, text: str, speed: float = 1.0) -> dict:
+        from . import acoustic, frontend, linguistic
+
+        check_text(text)
+        try:
+            ok = math.isfinite(float(speed)) and float(speed) > 0
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ValueError(f"speed must be a positive number, got {speed!r}")
+        labels = frontend.label_text(text).lines
+        _, _, x = linguistic.phone_features(labels, self.questions)
+        durations = self.duration.predict(x, float(speed))
+        ling = linguistic.frames_from_durations(x, durations, max_dur_frames=self.max_dur_frames)
+        wav = acoustic.synthesize(self.acoustic.synthesise_frames(ling), SAMPLE_RATE).astype(np.float32)
+        return {"wav": wav, "sample_rate": SAMPLE_RATE, "durations": durations, "labels": labels,
+                "phones": linguistic.phone_names(labels)}
 
 
 def listen_proxy(wave: np.ndarray) -> dict:

@@ -9,8 +9,10 @@ train statistics.
     load_questions(path) -> Questions
     phone_features(labels, questions) -> (starts_s, ends_s, X (num_phones, D) float32)
     numeric_dims(questions) -> bool mask (D,)
+    phone_names(labels) -> the current phone of every label
     frame_durations(starts_s, ends_s, frame_shift_s, num_frames) -> frames per phone
     frame_features(X, starts_s, ends_s, frame_shift_s, num_frames, max_dur_frames=...) -> (T, D + 2) float32
+    frames_from_durations(X, durations, max_dur_frames=...) -> the same from frames per phone (synthesis)
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ class Questions:
     binary: dict
     numeric: dict
     names: Tuple[str, ...]
+    matchers: Tuple[tuple, ...] = ()  # per QS: its patterns as (kind, literal or regex), see `_matcher`
 
     @property
     def dim(self) -> int:
@@ -78,7 +81,55 @@ def load_questions(path: PathLike) -> Questions:
         raise DataDirError(path, None, "no QS / CQS questions")
     binary, numeric = hts.load_question_set(path)
     names = tuple(n for k, n in kinds if k == "QS") + tuple(n for k, n in kinds if k == "CQS")
-    return Questions(path, binary, numeric, names)
+    matchers = tuple(tuple(_matcher(r) for r in binary[i][1]) for i in range(len(binary)))
+    return Questions(path, binary, numeric, names, matchers)
+
+
+_REGEX_META = set(".^$*+?{}[]|()")
+
+
+def _matcher(regex) -> tuple:
+    """A QS pattern as nnmnkwii compiled it, as the cheapest exact test: ("start", text) for an anchored literal
+    (LL-a: ^\\Aa\\^), ("in", text) for a literal anywhere (*-a+*: \\-a\\+), else ("re", regex). A substring test
+    is what re.search does for a literal, without a regex call per phone and question (phone_features takes
+    half nnmnkwii's time; tests/test_salad_frontend.py checks they agree)."""
+    p, kind = regex.pattern, "in"
+    for anchor in ("^\\A", "\\A", "^"):
+        if p.startswith(anchor):
+            p, kind = p[len(anchor):], "start"
+            break
+    text, i = [], 0
+    while i < len(p):
+        if p[i] == "\\":
+            if i + 1 == len(p) or p[i + 1].isalnum() or p[i + 1] == "_":  # \d, \A, \b ...: a real regex
+                return ("re", regex)
+            text.append(p[i + 1])
+            i += 2
+        elif p[i] in _REGEX_META:
+            return ("re", regex)
+        else:
+            text.append(p[i])
+            i += 1
+    return (kind, "".join(text))
+
+
+def _binary_vector(matchers, label: str) -> List[int]:
+    """nnmnkwii's pattern_matching_binary (1 when any pattern of the question matches) through `_matcher`s."""
+    out = []
+    for patterns in matchers:
+        hit = 0
+        for kind, m in patterns:
+            if (m in label) if kind == "in" else label.startswith(m) if kind == "start" else m.search(label):
+                hit = 1
+                break
+        out.append(hit)
+    return out
+
+
+def phone_names(labels: Union[PathLike, Sequence[str]]) -> List[str]:
+    """The current phone (p3) of every label line of a .lab path or a list of label lines."""
+    lines = read_lab(labels) if isinstance(labels, (str, os.PathLike)) else parse_lab(labels)
+    return [line.label.split("-", 1)[1].split("+", 1)[0] for line in lines]
 
 
 def numeric_dims(questions: Questions) -> np.ndarray:
@@ -90,17 +141,19 @@ def phone_features(labels: Union[PathLike, Sequence[str]], questions: Questions
                    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(starts_s, ends_s, X): phone times in seconds (NaN for untimed labels) and X float32 (num_phones, D),
     from a .lab path or a list of label lines."""
-    from nnmnkwii.frontend import merlin as fe
-    from nnmnkwii.io import hts
+    from nnmnkwii.frontend.merlin import pattern_matching_continous_position
 
     lines: List[LabLine] = read_lab(labels) if isinstance(labels, (str, os.PathLike)) else parse_lab(labels)
-    label_file = hts.HTSLabelFile().load(
-        lines=[l.label if l.start is None else f"{l.start} {l.end} {l.label}" for l in lines])
-    x = fe.linguistic_features(label_file, questions.binary, questions.numeric,
-                               add_frame_features=False, subphone_features=None)
+    # nnmnkwii's linguistic_features (phone-aligned, no frame features) row by row: QS answers, then CQS values
+    x = np.zeros((len(lines), questions.dim), dtype=np.float32)
+    nb = len(questions.binary)
+    for i, line in enumerate(lines):
+        x[i, :nb] = _binary_vector(questions.matchers, line.label)
+        if questions.numeric:
+            x[i, nb:] = pattern_matching_continous_position(questions.numeric, line.label)[0]
     starts = np.array([np.nan if l.start is None else l.start * 1e-7 for l in lines])
     ends = np.array([np.nan if l.end is None else l.end * 1e-7 for l in lines])
-    return starts, ends, x.astype(np.float32)
+    return starts, ends, x
 
 
 def _frame_owners(ends_s: np.ndarray, frame_shift_s: float, num_frames: Optional[int]) -> np.ndarray:
@@ -137,10 +190,21 @@ def frame_features(x: np.ndarray, starts_s: np.ndarray, ends_s: np.ndarray, fram
     x = np.asarray(x)
     if x.ndim != 2 or len(x) != len(starts_s) or len(x) != len(ends_s):
         raise ValueError(f"X has shape {x.shape} but there are {len(starts_s)} starts / {len(ends_s)} ends")
+    owners = _frame_owners(ends_s, frame_shift_s, num_frames)
+    return frames_from_durations(x, np.bincount(owners, minlength=len(x)), max_dur_frames=max_dur_frames)
+
+
+def frames_from_durations(x: np.ndarray, durations: np.ndarray, *, max_dur_frames: float) -> np.ndarray:
+    """`frame_features` from durations in frames (N,) instead of times: what synthesis with predicted durations
+    feeds the acoustic model. A phone of 0 frames contributes none."""
+    x, durations = np.asarray(x), np.asarray(durations)
+    if x.ndim != 2 or durations.shape != (len(x),):
+        raise ValueError(f"X has shape {x.shape} but durations have shape {durations.shape}")
+    if not np.issubdtype(durations.dtype, np.integer) or np.any(durations < 0) or durations.sum() < 1:
+        raise ValueError("durations must be non-negative integers (frames), at least one frame in all")
     if not max_dur_frames > 0:
         raise ValueError(f"max_dur_frames must be positive, got {max_dur_frames}")
-    owners = _frame_owners(ends_s, frame_shift_s, num_frames)
-    durations = np.bincount(owners, minlength=len(x))
+    owners = np.repeat(np.arange(len(x)), durations)
     first_frame = np.cumsum(durations) - durations
     dur = durations[owners].astype(np.float64)
     position = (np.arange(len(owners)) - first_frame[owners] + 0.5) / dur

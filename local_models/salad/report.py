@@ -14,6 +14,8 @@ from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open
 from local_models.common.results import update_results
 
+from .predicted import DTW_METRIC
+
 
 class NoScores(Exception):
     """No decode_<set>/scores.json to report on."""
@@ -27,12 +29,22 @@ PAPER = {
            "big_rnn": (9.85, 4.73, 15.44, 96.9), "big_salad": (9.66, 4.84, 19.36, 96.6)},
 }
 PAPER_LATENCY = {"small_rnn": 63.74, "small_salad": 4.715, "big_rnn": 64.84, "big_salad": 5.455}  # Table 3, s
+DURATION = "duration"  # exp/<spk>/duration: the speaker's MUSA duration model
 LABELS = {"small_rnn": "Small RNN", "small_salad": "Small SALAD", "big_rnn": "Big RNN", "big_salad": "Big SALAD",
           "big_salad_win": "Big SALAD, windowed attention (ours)"}
 METRIC = ("MCD: 40 mel-cepstra c0..c39 (WORLD CheapTrick -> pysptk sp2mc, alpha 0.41), frames paired 1:1 "
           "by the forced durations (no DTW), (10 sqrt(2) / ln 10) * sqrt(sum_n (c_n - c'_n)^2) pooled over all test "
           "frames. F0 RMSE in Hz over frames voiced in the reference, predicted F0 = exp(predicted interpolated "
           "log-F0). V/UV accuracy: predicted U/V flag > 0.5 against the reference flag, over all frames.")
+METRIC_PRED = ("Predicted durations (the two-stage MUSA pipeline the paper builds on; the paper itself forces the "
+               "labelled ones): the speaker's duration model (unidirectional LSTM over the phones' label vectors, "
+               "log(1 + frames) targets) predicts frames per phone (rounded, at least 1) and the acoustic model "
+               "synthesises from them, so the synthesis has another number of frames than the recording: "
+               + DTW_METRIC + ". 'labelled, DTW' scores the forced-duration synthesis of Table 2 through the same "
+               "DTW, so its gap to 'predicted, DTW' is what the predicted durations cost (DTW pairing flatters both "
+               "against the 1:1 figure). Duration RMSE and Pearson r: predicted against labelled frames per phone "
+               "(5 ms frames), over every phone of the test set, and over speech phones only (no sil / pau); r is "
+               "undefined ('-') when every prediction is the same, as an undertrained model's can be.")
 
 
 def fmt(x, nd=2):
@@ -40,9 +52,22 @@ def fmt(x, nd=2):
 
 
 def collect(exp: Path, speakers, systems, sets) -> dict:
-    """{spk_system: {metric: value, other_set: {metric: value}}} from decode_<set>/scores.json."""
+    """{spk_system: {metric: value, other_set: {metric: value}}} from decode_<set>/scores.json (forced durations)
+    and decode_<set>_pred/scores.json (predicted durations: *_pred, and *_gt_dtw, the forced-duration synthesis
+    scored through the same DTW); {spk_duration: ...} from the duration model's decode_<set>/scores.json."""
     out = {}
     for spk in speakers:
+        dur = {}
+        for x in sets:
+            f = exp / spk / DURATION / f"decode_{x}" / "scores.json"
+            if f.is_file():
+                sc = {k: v for k, v in json.loads(f.read_text()).items() if k != "metric"}
+                if x == f"{spk}_test":
+                    dur.update(sc)
+                else:
+                    dur[x] = sc
+        if dur:
+            out[f"{spk}_{DURATION}"] = {**dur, **epochs(exp / spk / DURATION, "valid.loss.best.pth")}
         for s in systems:
             m = {}
             for x in sets:
@@ -54,6 +79,7 @@ def collect(exp: Path, speakers, systems, sets) -> dict:
                 vals = {"mcd": sc["mcd_db"], "f0_rmse": sc["f0_rmse_hz"], "vuv_acc": sc["vuv_acc"],
                         "utterances": sc["utterances"], "frames": sc["frames"]}
                 vals["params_m"] = sc.get("num_params", 0) / 1e6
+                vals.update(predicted_scores(exp / spk / s / f"decode_{x}_pred" / "scores.json"))
                 clipped = [w["clipped"] for w in sc.get("wavs", {}).values()]
                 if clipped:
                     vals["wav_clipped_max"] = max(clipped)
@@ -62,17 +88,60 @@ def collect(exp: Path, speakers, systems, sets) -> dict:
                     m.update(vals)
                 else:
                     m[x] = vals
-            best = exp / spk / s / "valid.mcd.best.pth"
-            if best.is_symlink():
-                m["best_epoch"] = int(Path(best.readlink()).name.split("epoch")[0])
-                conf = exp / spk / s / "config.yaml"
-                if conf.is_file():
-                    import yaml
-
-                    m["max_epoch"] = int(yaml.safe_load(conf.read_text())["max_epoch"])
+            m.update(epochs(exp / spk / s, "valid.mcd.best.pth"))
             if m:
                 out[f"{spk}_{s}"] = m
     return out
+
+
+def epochs(model_dir: Path, best: str) -> dict:
+    """best_epoch (the epoch the BEST checkpoint link names) and max_epoch (config.yaml), when known."""
+    link, conf, out = model_dir / best, model_dir / "config.yaml", {}
+    if link.is_symlink():
+        out["best_epoch"] = int(Path(link.readlink()).name.split("epoch")[0])
+        if conf.is_file():
+            import yaml
+
+            out["max_epoch"] = int(yaml.safe_load(conf.read_text())["max_epoch"])
+    return out
+
+
+def predicted_scores(f: Path) -> dict:
+    """The predicted-duration decode's metrics (empty when it did not run)."""
+    if not f.is_file():
+        return {}
+    sc = json.loads(f.read_text())
+    return {"mcd_pred": sc["mcd_db"], "f0_rmse_pred": sc["f0_rmse_hz"], "vuv_acc_pred": sc["vuv_acc"],
+            "mcd_gt_dtw": sc["mcd_gt_dtw_db"], "f0_rmse_gt_dtw": sc["f0_rmse_gt_dtw_hz"],
+            "vuv_acc_gt_dtw": sc["vuv_acc_gt_dtw"], "length_ratio_pred": sc["length_ratio"]}
+
+
+def two_stage(systems: dict, speakers, names) -> list:
+    """The MUSA two-stage pipeline: the duration model's accuracy and every acoustic model with its durations."""
+    lines = []
+    for spk in speakers:
+        d = systems.get(f"{spk}_{DURATION}", {})
+        rows = [s for s in names if "mcd_pred" in systems.get(f"{spk}_{s}", {})]
+        if not d and not rows:
+            continue
+        lines += [f"**{spk}** (test set `{spk}_test`)", ""]
+        if "dur_rmse_frames" in d:
+            lines += ["| Duration model | RMSE [frames] | RMSE [ms] | Pearson r | speech phones: RMSE [ms] | r | "
+                      "predicted / labelled length | phones |", "| --- | --- | --- | --- | --- | --- | --- | --- |",
+                      f"| MUSA LSTM | {fmt(d['dur_rmse_frames'])} | {fmt(d['dur_rmse_ms'], 1)} | "
+                      f"{fmt(d['dur_pearson'], 3)} | {fmt(d['dur_rmse_ms_speech'], 1)} | "
+                      f"{fmt(d['dur_pearson_speech'], 3)} | {fmt(d['length_ratio'])} | {d['phones']} |", ""]
+        if rows:
+            lines += ["| Model | MCD [dB] labelled durations, 1:1 (Table 2) | labelled, DTW | predicted, DTW | "
+                      "F0 [Hz] labelled, DTW | predicted, DTW | A [%] labelled, DTW | predicted, DTW |",
+                      "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+            for s in rows:
+                m = systems[f"{spk}_{s}"]
+                lines.append(f"| {LABELS.get(s, s)} | {fmt(m.get('mcd'))} | {fmt(m['mcd_gt_dtw'])} | "
+                             f"{fmt(m['mcd_pred'])} | {fmt(m['f0_rmse_gt_dtw'])} | {fmt(m['f0_rmse_pred'])} | "
+                             f"{fmt(m['vuv_acc_gt_dtw'], 1)} | {fmt(m['vuv_acc_pred'], 1)} |")
+            lines.append("")
+    return lines
 
 
 def table2(systems: dict, speakers, names) -> list:
@@ -278,8 +347,11 @@ def write_md(path: Path, results: dict, speakers, names, stds: dict, lat, corpus
              + f". Commit {results.get('commit')}, {results.get('hardware')}.", "",
              "## Paper Table 2 shape: objective results per speaker", "", *table2(systems, speakers, names),
              *convergence(systems),
-             "## MCD gap SALAD - RNN", "", *gaps(systems, speakers), "", *window_gap(systems, speakers),
-             "## Metric definitions", "", METRIC, ""]
+             "## MCD gap SALAD - RNN", "", *gaps(systems, speakers), "", *window_gap(systems, speakers)]
+    pred = two_stage(systems, speakers, names)
+    if pred:
+        lines += ["## Two-stage synthesis: predicted durations (MUSA duration model)", "", *pred]
+    lines += ["## Metric definitions", "", METRIC, "", *([METRIC_PRED, ""] if pred else [])]
     if stds:
         lines += ["## Paper Fig. 2: F0 histograms (`exp/images/f0_hist_<spk>.png`)", "",
                   "Standard deviation of F0 over reference-voiced test frames (the paper: SALAD's F0 is flatter, "

@@ -168,21 +168,39 @@ class SaladTask(LocalTask):
         return model_choices.get_class(args.model)(**(args.model_conf or {}))
 
 
+def build_from_files(choices: ClassChoices, config_file, model_file, device="cpu") -> AbsESPnetModel:
+    """The model a training config + checkpoint describe, on `device`, in eval mode. Normalisation statistics
+    come from the checkpoint's buffers, so the config's `stats_file` (an absolute path into the recipe that
+    trained it) is not read: a packed model works without its recipe."""
+    import yaml
+
+    for f in (config_file, model_file):
+        if not Path(f).is_file():
+            raise FileNotFoundError(f"{f}: missing (train the model first: run.sh stage 4)")
+    conf = yaml.safe_load(Path(config_file).read_text(encoding="utf-8")) or {}
+    if conf.get(choices.name) not in choices.classes:
+        raise ValueError(f"{config_file}: '{choices.name}: {conf.get(choices.name)}' is not one of "
+                         f"{', '.join(choices.classes)}")
+    model_conf = {k: v for k, v in (conf.get(f"{choices.name}_conf") or {}).items() if k != "stats_file"}
+    model = choices.get_class(conf[choices.name])(**model_conf)
+    state = torch.load(model_file, map_location=torch.device(device), weights_only=True)
+    model.load_state_dict(state)
+    return model.to(device).eval()
+
+
 def load_trained(model_dir, model_file: str = "valid.mcd.best.pth", precision: str = "fp32",
-                 device="cpu") -> AcousticModel:
-    """The model trained into exp dir `model_dir` (config.yaml + model_file), in eval mode, on `device`,
-    synthesising in `precision` (model.PRECISIONS: fp32, bf16 autocast, int8 dynamic quantisation: CPU only)."""
+                 device="cpu", config_file=None) -> AcousticModel:
+    """The model trained into exp dir `model_dir` (config.yaml + model_file; or the explicit config_file and
+    model_file paths of a packed model), in eval mode, on `device`, synthesising in `precision`
+    (model.PRECISIONS: fp32, bf16 autocast, int8 dynamic quantisation: CPU only)."""
     if precision == "int8" and torch.device(device).type != "cpu":
         raise ValueError(f"precision int8 (dynamic quantisation) runs on the CPU only, not on {device}")
-    conf, ckpt = Path(model_dir) / "config.yaml", Path(model_dir) / model_file
-    for f in (conf, ckpt):
-        if not f.is_file():
-            raise FileNotFoundError(f"{f}: missing (train the model first: run.sh stage 4)")
-    model, _ = SaladTask.build_model_from_file(str(conf), str(ckpt), str(device))
-    model.eval()
+    conf = Path(config_file) if config_file else Path(model_dir) / "config.yaml"
+    ckpt = Path(model_dir) / model_file if model_dir is not None else Path(model_file)
+    model = build_from_files(model_choices, conf, ckpt, device)
     model.net = for_precision(model.net, precision)
     model.precision = precision
     return model
 
 
-__all__ = ["SaladTask", "SaladModel", "RNNModel", "AcousticModel", "load_trained"]
+__all__ = ["SaladTask", "SaladModel", "RNNModel", "AcousticModel", "load_trained", "build_from_files"]

@@ -8,6 +8,10 @@ Modules:
 - `abx_ref`: the same ABX condition through the `zerospeech-libriabx2` package, as a cross-check;
 - `featio`: read features from kaldiio scp/ark or a directory of ``.npy`` files;
 - `model`, `task`: the VQ-VAEs and the codebook inverter, and their ESPnet2 task;
-- `inference`: codes of a data set (with its bitrate) and resynthesis through the inverter;
+- `inference`: codes of a data set (with its bitrate) and resynthesis through the inverter; `Speech2Units` /
+  `Units2Speech` on raw audio / unit sequences from packed models (the speech-to-units / units-to-speech commands,
+  whose file handling is in `unitsio`);
+- `frontend`: the recipe's feature settings (one definition); `pack`: the recipe's pack stage (archives + cards);
+- `demo`: the recipe demo's fresh input and summary;
 - `report`: the recipe's results.json / RESULTS.md tables, checks and plot.
 """

@@ -68,6 +68,12 @@ def griffin_lim(mag: np.ndarray, sample_rate: int, n_fft: int, win_ms: float, ho
                               n_fft=n_fft, window="hann", center=True, random_state=0)
 
 
+def level(wave: np.ndarray) -> Tuple[np.ndarray, float]:
+    """(WAVE with peaks above 0.99 scaled down, its peak before): keep the level, avoid clipping."""
+    peak = float(np.abs(wave).max()) if wave.size else 0.0
+    return (wave * (0.99 / peak) if peak > 0.99 else wave), peak
+
+
 def resynthesise(model, feats: Mapping, utts: Sequence[str], out: Path, device="cpu", sample_rate: int = 16000,
                  n_fft: int = 512, win_ms: float = 25.0, hop_ms: float = 10.0,
                  griffin_lim_iters: int = 60) -> float:
@@ -85,9 +91,7 @@ def resynthesise(model, feats: Mapping, utts: Sequence[str], out: Path, device="
         wave = griffin_lim(mag[0, : int(lengths[0])].detach().float().cpu().numpy(), sample_rate, n_fft, win_ms,
                            hop_ms, griffin_lim_iters)
         proc_s += time.perf_counter() - t0
-        peak = float(np.abs(wave).max()) if wave.size else 0.0
-        if peak > 0.99:  # keep the level, avoid clipping
-            wave = wave * (0.99 / peak)
+        wave, peak = level(wave)
         peaks.append(peak)
         path = (out / "wav" / f"{utt}.wav").absolute()
         soundfile.write(path, wave.astype(np.float32), sample_rate, subtype="PCM_16")
@@ -99,3 +103,204 @@ def resynthesise(model, feats: Mapping, utts: Sequence[str], out: Path, device="
                    "threads": torch.get_num_threads(), "peak_min": min(peaks, default=0.0),
                    "peak_max": max(peaks, default=0.0), "griffin_lim_iters": griffin_lim_iters}, f, indent=1)
     return audio_s
+
+
+# ----------------------------------------------------------------------------- raw audio <-> units (packed models)
+def torch_device(device) -> torch.device:
+    """DEVICE ('cpu', 'cuda', 'cuda:1' or a torch.device), failing early when CUDA is asked for and absent."""
+    dev = torch.device(device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device '{device}' asked for, but torch.cuda.is_available() is False")
+    return dev
+
+
+def _load_packed(path, kind: str):
+    """The packed model at PATH (archive, unpacked archive, exp dir) if it is a KIND ('encoder' / 'inverter')."""
+    from local_models.common.pack import PackError, load_model
+
+    from .pack import exp_files
+
+    model = load_model(path, paper="vqvae", exp_resolver=exp_files)
+    got = "inverter" if any(k.startswith("model_file.") for k in model.files) else "encoder"
+    if got != kind:
+        use = {"encoder": "a VQ-VAE system's archive (exp/<system>/packed/model.tar.gz) with speech-to-units",
+               "inverter": "the inverter's archive (exp/inverter_<system>/packed/model.tar.gz) with units-to-speech"}
+        raise PackError(f"{path}: holds a {'codebook inverter' if got == 'inverter' else 'VQ-VAE encoder'}, not a "
+                        f"{'codebook inverter' if kind == 'inverter' else 'VQ-VAE encoder'}: use {use[got]}")
+    return model
+
+
+def _build(config: Path, model_file: Path, device: torch.device, kind, overrides: Optional[dict] = None):
+    """A trained VQ-VAE / inverter from its config (model_conf OVERRIDES applied) and checkpoint, in eval mode."""
+    import argparse
+
+    import yaml
+
+    from local_models.common.pack import PackError
+
+    from .task import VQVAETask
+
+    conf = yaml.safe_load(Path(config).read_text(encoding="utf-8")) or {}
+    conf["model_conf"] = {**(conf.get("model_conf") or {}), **(overrides or {})}
+    model = VQVAETask.build_model(argparse.Namespace(**conf))
+    if not isinstance(model, kind):
+        raise PackError(f"{config}: holds a {type(model).__name__}, not a {kind.__name__}")
+    try:
+        model.load_state_dict(torch.load(model_file, map_location="cpu", weights_only=True))
+    except (RuntimeError, EOFError, OSError) as e:  # truncated file, or weights of another architecture
+        raise PackError(f"{model_file}: cannot load the checkpoint ({str(e).splitlines()[0]})") from None
+    return model.to(device).eval()
+
+
+def encode_frames(vqvae, feats: np.ndarray, device, chunk_frames: int) -> np.ndarray:
+    """(T // STRIDE,) int64 codes of one utterance's (T, F) features, as `encode_all`: normalised over the whole
+    utterance, encoded CHUNK_FRAMES (a multiple of STRIDE) at a time, so that a long recording costs linear time
+    and memory (self-attention is quadratic); an utterance up to CHUNK_FRAMES is encoded whole, as the recipe does."""
+    from .model import STRIDE, utterance_mvn
+
+    x = torch.as_tensor(feats, dtype=torch.float32, device=device)[None]
+    x = utterance_mvn(x, torch.ones(x.shape[:2], dtype=torch.bool, device=device))
+    chunk = max(STRIDE, chunk_frames // STRIDE * STRIDE)
+    codes = []
+    with torch.no_grad():
+        for start in range(0, x.shape[1] - STRIDE + 1, chunk):
+            piece = x[:, start:start + chunk]
+            z, zlen = vqvae.encoder(piece, torch.tensor([piece.shape[1]], device=device))
+            codes.append(vqvae.codebook.nearest(z)[0, : int(zlen[0])])
+    return torch.cat(codes).cpu().numpy().astype(np.int64)
+
+
+class Speech2Units:
+    """Raw speech -> discrete units of a trained VQ-VAE (what egs/zerospeech2019/unit1 stage 5 computes).
+
+        s2u = Speech2Units.from_pretrained("exp/trf_mfcc_k128/packed/model.tar.gz")
+        out = s2u("hello.wav")   # or s2u((wave, rate)); {"units", "frame_rate", "bitrate", "duration"}
+    """
+
+    def __init__(self, model, feat_conf, device="cpu", card: Optional[dict] = None, max_chunk_s: float = 20.0):
+        from .frontend import frame_rate
+
+        self.model, self.feat_conf, self.device, self.card = model, feat_conf, torch_device(device), card or {}
+        self.num_codes = int(model.vqvae.codebook.num_codes)
+        self.frame_rate = frame_rate(feat_conf)
+        self.chunk_frames = int(max_chunk_s * 1000 / feat_conf.hop_ms)
+
+    @classmethod
+    def from_pretrained(cls, path, device="cpu", **kwargs) -> "Speech2Units":
+        """PATH: a VQ-VAE system's archive (exp/<system>/packed/model.tar.gz), an unpacked one, or exp/<system>."""
+        from .frontend import feat_config, feature_name_of, read_frontend
+        from .task import VQVAEModel
+
+        packed = _load_packed(path, "encoder")
+        config = packed.file("config")
+        if "frontend" in packed.files:
+            feat_conf = read_frontend(packed.files["frontend"])
+        else:  # an exp dir: the features its training data were
+            import yaml
+
+            feat_conf = feat_config(feature_name_of(yaml.safe_load(config.read_text(encoding="utf-8")), config))
+        dev = torch_device(device)
+        model = _build(config, packed.file("model_file"), dev, VQVAEModel)
+        return cls(model, feat_conf, dev, packed.card, **kwargs)
+
+    def features(self, audio, sample_rate: Optional[int] = None) -> Tuple[np.ndarray, float]:
+        """((T, F) features, duration in s) of AUDIO: a path, (array, rate), or an array with SAMPLE_RATE."""
+        from local_models.common.audio import AudioError, read_audio
+        from local_models.common.features import compute
+
+        if isinstance(audio, np.ndarray):
+            if sample_rate is None:
+                raise ValueError("an audio array needs its sample_rate (or pass (array, rate))")
+            audio = (audio, sample_rate)
+        elif sample_rate is not None and not (isinstance(audio, tuple) and audio[1] == sample_rate):
+            raise ValueError("sample_rate is for a bare array; a file or an (array, rate) pair carries its own")
+        from .model import STRIDE
+
+        wave, sr = read_audio(audio, sample_rate=self.feat_conf.sample_rate)
+        hop = self.feat_conf.hop_length
+        if 1 + len(wave) // hop < STRIDE:  # centred frames: 1 + samples // hop
+            name = audio if isinstance(audio, (str, Path)) else "<array>"
+            raise AudioError(f"{name}: {len(wave) / sr:.3f} s of audio, too short for one unit (at least "
+                             f"{(STRIDE - 1) * hop / sr:.2f} s)")
+        return compute(wave, self.feat_conf), len(wave) / sr
+
+    def __call__(self, audio, sample_rate: Optional[int] = None) -> dict:
+        """{"units": (N,) int64, "frame_rate": units/s, "bitrate": ZeroSpeech 2019 bitrate of this utterance,
+        "duration": s}."""
+        feats, duration = self.features(audio, sample_rate)
+        units = encode_frames(self.model.vqvae, feats, self.device, self.chunk_frames)
+        br = bitrate({"utt": units}, duration)
+        return {"units": units, "frame_rate": self.frame_rate, "bitrate": br.bitrate, "duration": duration}
+
+
+def check_units(units, num_codes: int) -> np.ndarray:
+    """UNITS as a (N,) int64 array; ValueError naming the first position that is not a code of the codebook."""
+    a = np.asarray(units)
+    if a.ndim != 1 or a.size == 0:
+        raise ValueError(f"units must be a non-empty 1-D sequence, got shape {a.shape}")
+    if not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)):
+        raise ValueError(f"units must be integers, got {a.dtype}")
+    bad = ~np.isfinite(a.astype(np.float64)) | (a != np.round(a)) | (a < 0) | (a >= num_codes)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"unit {a[i].item()} at position {i} is not a code of this codebook (0..{num_codes - 1})")
+    return a.astype(np.int64)
+
+
+class Units2Speech:
+    """Discrete units (of the VQ-VAE the inverter was built on) -> speech in a target voice: codebook inverter +
+    Griffin-Lim (egs/zerospeech2019/unit1 stage 8).
+
+        u2s = Units2Speech.from_pretrained("exp/inverter_trf_mfcc_k128/packed/model.tar.gz")
+        out = u2s(units, speaker="V001")   # {"wav": float32, "sample_rate": 16000, "speaker": "V001"}
+    """
+
+    def __init__(self, files: Mapping[str, Path], resynth: dict, device="cpu", card: Optional[dict] = None,
+                 max_chunk_units: int = 500):
+        self.files, self.resynth, self.device, self.card = dict(files), dict(resynth), torch_device(device), card or {}
+        self.speakers = sorted(k.split(".", 1)[1] for k in self.files if k.startswith("config."))
+        self.max_chunk_units, self._models = max_chunk_units, {}
+        self.num_codes = int(self._model(self.speakers[0]).vqvae.vqvae.codebook.num_codes)
+
+    @classmethod
+    def from_pretrained(cls, path, device="cpu", **kwargs) -> "Units2Speech":
+        """PATH: the inverter's archive (exp/inverter_<system>/packed/model.tar.gz), an unpacked one, or the exp dir."""
+        from .pack import resynth_of
+
+        packed = _load_packed(path, "inverter")
+        exp_dir = Path(path) if packed.card.get("exp_dir") else None
+        return cls(packed.files, resynth_of(packed.files, exp_dir), device, packed.card, **kwargs)
+
+    def _model(self, speaker: str):
+        """The inverter of SPEAKER, loaded on first use."""
+        from .task import InverterModel
+
+        if speaker not in self._models:
+            self._models[speaker] = _build(
+                self.files[f"config.{speaker}"], self.files[f"model_file.{speaker}"], self.device, InverterModel,
+                {"vqvae_config": str(self.files["vqvae_config"]), "vqvae_model": str(self.files["vqvae_model"])})
+        return self._models[speaker]
+
+    def magnitude(self, units: np.ndarray, speaker: str) -> np.ndarray:
+        """(4 N, n_bins) linear magnitudes, max_chunk_units at a time (attention is quadratic in the length)."""
+        model = self._model(speaker)
+        codes = torch.as_tensor(units, dtype=torch.long, device=self.device)
+        parts = []
+        with torch.no_grad():
+            for start in range(0, len(codes), self.max_chunk_units):
+                c = codes[start:start + self.max_chunk_units]
+                e = model.vqvae.vqvae.codebook.embed[c][None]
+                mag, lengths = model.inverter(e, torch.tensor([len(c)], device=self.device))
+                parts.append(mag[0, : int(lengths[0])].float().cpu().numpy())
+        return np.concatenate(parts)
+
+    def __call__(self, units, speaker: Optional[str] = None) -> dict:
+        speaker = self.speakers[0] if speaker is None else speaker
+        if speaker not in self.speakers:
+            raise ValueError(f"unknown speaker '{speaker}': this inverter speaks {', '.join(self.speakers)}")
+        units = check_units(units, self.num_codes)
+        r = self.resynth
+        wave = griffin_lim(self.magnitude(units, speaker), r["sample_rate"], r["n_fft"], r["win_ms"], r["hop_ms"],
+                           r["griffin_lim_iters"])
+        wave, _ = level(wave)
+        return {"wav": wave.astype(np.float32), "sample_rate": int(r["sample_rate"]), "speaker": speaker}

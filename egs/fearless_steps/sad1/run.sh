@@ -6,12 +6,11 @@
 #         4 train (the neural nets cnn1d / rnn / seg_rnn needed by ${systems}, ESPnet2 trainer -> exp/<model>,
 #           config conf/tuning/train_<model>${train_config_suffix}.yaml; rerunning resumes from the checkpoint)
 #         5 decode (frame scores of every system on dev + test sets, with real-time factors)
-#         6 segments (threshold tuned on dev; detected speech as segments + hyp.rttm for every set;
-#           majority_vote is decoded here, after its members' thresholds are known)
-#         7 segment-RNN (L, S) grid of paper Fig. 7 (${seg_grid}; one seg_rnn per point -> exp/seg_grid/,
-#           dev DCF at each point's own best threshold; needs a dev reference; the dev-best point, when it is
-#           not exp/seg_rnn's, decodes every set as system seg_rnn_devbest for Table 2)
-#         8 score (DCF / P / R / F1 with and without collar -> exp/results.json, RESULTS.md, plots)
+#         6 segments (threshold tuned on dev -> segments + hyp.rttm of every set; majority_vote decoded here, last)
+#         7 segment-RNN (L, S) grid of paper Fig. 7 (${seg_grid}; one seg_rnn per point -> exp/seg_grid/, dev DCF
+#           at each point's best threshold, needs a dev reference; a dev-best point not exp/seg_rnn's: seg_rnn_devbest)
+#         8 score (DCF / P / R / F1 with and without collar -> exp/results.json, ${results_md}, plots)
+#         9 pack (stat_sad + the neural systems: net, tuned threshold, card -> exp/<system>/packed/model.tar.gz)
 # Any data dir with a wav.scp can be decoded: ./run.sh --stage 5 --test-sets "my_set" (data/my_set).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -19,9 +18,7 @@ cd "$(dirname "$0")"
 . ./cmd.sh
 
 stage=1
-
-stage=1
-stop_stage=8
+stop_stage=9
 nj=2
 train_set=train
 dev_set=dev
@@ -42,6 +39,7 @@ inference_nj=1          # decoding jobs at a time (1: the real-time factors are 
 inference_model=valid.loss.best.pth  # checkpoint that decodes: valid.loss.best.pth, valid.loss.ave.pth, latest.pth
 train_args=""           # extra ESPnet2 training options, verbatim (they win), e.g. "--max_epoch 1"
 inference_args=""       # extra sad_decode options, verbatim
+results_md=RESULTS.md   # stage 8's report (the demo writes exp/demo/RESULTS.md: the committed one stays)
 . parse_options.sh
 setup_devices
 . local/lib.sh          # uniq_words, has_ref, nets_of, stft_feats, train_model, decode, segment_system, ...
@@ -131,7 +129,7 @@ if stage_enabled 7 && [ -n "${seg_grid}" ] && [[ " ${systems} " == *" seg_rnn "*
 fi
 
 if stage_enabled 8; then
-    log "Stage 8: scoring -> exp/results.json, RESULTS.md, exp/images/"
+    log "Stage 8: scoring -> exp/results.json, ${results_md}, exp/images/"
     scored=""
     for x in ${all_sets}; do has_ref "${x}" && scored+=" ${x}"; done
     if [ -z "${scored}" ]; then
@@ -141,7 +139,12 @@ if stage_enabled 8; then
         [ -f exp/seg_rnn_devbest/model_dir ] && score_systems+=" seg_rnn_devbest"  # stage 7's dev-best (L, S)
         for s in ${score_systems}; do for x in ${scored}; do require "exp/${s}/decode_${x}/hyp.rttm" "stage 6 (segments)"; done; done
         SAD_CORPUS=${corpus} run_logged exp/score \
-            python -m local_models.bin.sad_score --systems ${score_systems} --sets ${scored} --dev "${dev_set}" --eval eval
+            python -m local_models.bin.sad_score --systems ${score_systems} --sets ${scored} --dev "${dev_set}" --eval eval \
+                --results-md "${results_md}"
     fi
+fi
+if stage_enabled 9; then
+    log "Stage 9: pack ${systems}-> exp/<system>/packed/model.tar.gz (the ones a user can run; from ${inference_model})"
+    pack_systems
 fi
 log "Done (stages ${stage}-${stop_stage})"

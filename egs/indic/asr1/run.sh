@@ -15,6 +15,8 @@
 #         6 decode every test set, streaming beam search: known language (every system), LID-free (vanilla
 #           by script, multisoftmax_lid by its LID head, + oracle, + early switch-off grid, paper Table 7)
 #         7 score: WER / WERR / LID accuracy / #params -> RESULTS.md (paper Tables 2-7), exp/results.json
+#         8 pack every trained system -> exp/<system>/packed/model.tar.gz (config, checkpoint, fbank.conf, stats,
+#           unit lists, search + --switch_off setting, card with the scores): `speech-to-text --model` reads it
 # Decode + score any data dir with wav.scp, text, utt2lid (languages in --langs): ./run.sh --stage 6 --test_sets my_set
 # (stage 6 extracts its features and units when stages 2-3 have not; after changing its files, run from stage 2).
 # Usage: ./run.sh [--stage N] [--stop-stage M] [--nj J] [--langs "en hi ta gu"] [--train_config_suffix _tiny]
@@ -26,7 +28,7 @@ cd "$(dirname "$0")"
 . ./cmd.sh
 
 stage=1
-stop_stage=7
+stop_stage=8
 nj=2                                   # parallel jobs: feature extraction, trainings, decodings
 langs="en hi ta gu"                    # language codes (local_models/multisoftmax/units.py LANGS)
 systems="mono vanilla onehot multisoftmax multisoftmax_lsp multisoftmax_lid"  # mono = mono_<lang> per language
@@ -44,6 +46,7 @@ beam=4                                 # streaming beam search: beam, encoder fr
 chunk=10
 # early switch-off tau(frames):s_th: paper Table 7, then ours with larger s_th (LSTM LID gaps pass 0.5 at once)
 switch_off_grid="inf:inf 1000:0.2 100:0.2 30:0.2 30:0.5 10:0.2 30:40 30:80 10:40"
+switch_off=30:80       # tau:s_th of the packed LID model's streaming (Speech2Text.stream): one of the grid's
 mini_train_min="en=24 hi=24 ta=8 gu=8"   # mini corpus: training minutes per language
 mini_dev_min=1                         # mini corpus: dev minutes per language
 mini_test_min=1                        # mini corpus: test minutes per language
@@ -56,6 +59,7 @@ inference_nj=2          # decoding jobs at a time (systems x test sets x modes)
 inference_model=valid.loss.best.pth  # checkpoint that decodes: valid.loss.best.pth, valid.loss.ave.pth, latest.pth
 train_args=""           # extra ESPnet2 training options, verbatim (they win), e.g. "--max_epoch 1"
 inference_args=""       # extra indic_decode options, verbatim, e.g. "--beam 8"
+results_md=RESULTS.md   # stage 7's report (local/demo.sh: exp/RESULTS.md, the committed one stays)
 . parse_options.sh
 setup_devices
 . local/lib.sh          # expand_systems, system_conf, train, train_system, extract, prepare_test_set, decode
@@ -122,28 +126,25 @@ if stage_enabled 6; then
     for x in ${test_sets}; do prepare_test_set "${x}"; done
     for s in $(expand_systems) $(finetuned_systems); do
         [ -e "exp/${s}/${inference_model}" ] || { log "Stage 6: skip ${s} (no exp/${s}/${inference_model}: not trained)"; continue; }
-        l=$(lang_of "${s}")
-        for x in ${test_sets}; do
-            # a monolingual (or finetuned) model decodes only the sets that hold its language
-            if [ -n "${l}" ] && ! cut -d' ' -f2 "data/${x}/utt2lid" | grep -qx "${l}"; then continue; fi
-            log "Stage 6: decode ${x} with ${s} (language known) -> exp/${s}/decode_${x}/known"
-            decode_pool decode "${s}" "${x}" known ${l:+--only_lang "${l}"}
-            if [ "${s}" = multisoftmax_lid ]; then
-                log "Stage 6: decode ${x} with ${s}, language not known (+ switch-off grid: ${switch_off_grid})"
-                decode_pool decode "${s}" "${x}" lidfree --switch_off_grid "${switch_off_grid}" \
-                    --switch_off_dir "exp/${s}/decode_${x}/switchoff"
-            fi
-        done
+        decode_system "${s}"  # every test set (known language; multisoftmax_lid also LID-free + switch-off grid)
     done
     pool_wait
 fi
 
 if stage_enabled 7; then
-    log "Stage 7: score -> exp/results.json, RESULTS.md, exp/images/switchoff.png"
+    log "Stage 7: score -> exp/results.json, ${results_md}, exp/images/switchoff.png"
     corpus=$(corpus_name INDIC indic)
     python -m local_models.bin.indic_score --langs "${langs}" --systems "$(expand_systems)" --finetune "${finetune}" \
-        --test-sets "${test_sets}" --corpus "${corpus}" --exp exp --results RESULTS.md \
+        --test-sets "${test_sets}" --corpus "${corpus}" --exp exp --results "${results_md}" \
         --note "Training config conf/tuning/train${train_config_suffix}.yaml; beam ${beam}, chunks of ${chunk} encoder frames."
+fi
+
+if stage_enabled 8; then
+    for s in $(expand_systems) $(finetuned_systems); do
+        [ -e "exp/${s}/${inference_model}" ] || { log "Stage 8: skip ${s} (no exp/${s}/${inference_model}: not trained)"; continue; }
+        log "Stage 8: pack ${s} (${inference_model}, beam ${beam}, chunk ${chunk}) -> exp/${s}/packed/model.tar.gz"
+        pack "${s}"
+    done
 fi
 
 log "Done (stages ${stage}-${stop_stage})"

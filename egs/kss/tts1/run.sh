@@ -20,6 +20,9 @@
 #         6 scoring: MCD (DTW) / log-F0 RMSE against the recordings (both at ${mcd_sample_rate} Hz), duration
 #           accuracy against the true durations (mini corpus), attention failures of the AR models, RTF, and the
 #           speed benchmark at equal output lengths (benchmarks/kss_speed.py) -> exp/results.json, RESULTS.md
+#         7 pack: every --systems system with all synthesis needs (config, ${inference_model}, mel statistics, token
+#           list, feature settings, the vocoder its decode dirs used) and a model card (metrics from results.json)
+#           -> exp/tts_<system>/packed/model.tar.gz; speak with it: text-to-speech --model ARCHIVE --text ... -o x.wav
 # Any data dir with text (+ wav.scp to be scored) can be synthesised: ./run.sh --stage 5 --test-sets "my_set" (stage 5
 # makes its features and tokens when stages 2-3 have not; after changing its files, rerun from stage 2).
 set -euo pipefail
@@ -28,7 +31,7 @@ cd "$(dirname "$0")"
 . ./cmd.sh
 
 stage=1
-stop_stage=6
+stop_stage=7
 nj=2
 train_set=train
 valid_set=dev
@@ -56,6 +59,8 @@ mcd_sample_rate=16000   # MCD / F0 analysis rate (the mel stops at 7.6 kHz; see 
 att_plots=3             # attention plots per test set (JDI-T aligner)
 speed_benchmark=true    # stage 6 also times the acoustic models at equal output length (benchmarks/kss_speed.py)
 bench_threads=2
+bench_repeats=3         # the benchmark's timed runs per sentence and model (the best counts)
+results_md=RESULTS.md   # stage 6's report (local/demo.sh writes exp/RESULTS.md: the committed one stays)
 . parse_options.sh
 setup_devices
 
@@ -107,13 +112,20 @@ if stage_enabled 6; then
     if [ "${speed_benchmark}" = true ]; then
         log "Stage 6: synthesis speed of ${systems} on ${test_sets}, equal output lengths, ${bench_threads} threads"
         python "${MAIN_ROOT}/benchmarks/kss_speed.py" --recipe . --systems "${systems}" --sets "${test_sets}" \
-            --threads "${bench_threads}"
+            --threads "${bench_threads}" --repeats "${bench_repeats}"
     else
         rm -f exp/benchmarks/kss_speed.json  # no stale timings in RESULTS.md
     fi
-    log "Stage 6: scoring -> exp/results.json, RESULTS.md"
+    log "Stage 6: scoring -> exp/results.json, ${results_md}"
     run_logged exp/score python -m local_models.bin.jdit_score --systems ${systems} --sets ${test_sets} \
-        --gt-mel-rows gt_mel "gt_mel_${alt_name}" \
+        --gt-mel-rows gt_mel "gt_mel_${alt_name}" --results-md "${results_md}" \
         --corpus "$(. ./db.sh; [ -n "${KSS}" ] && echo "KSS (${KSS})" || echo "espeak-ng Korean mini corpus")"
+fi
+
+if stage_enabled 7; then
+    for s in ${systems}; do
+        log "Stage 7: pack exp/tts_${s} -> exp/tts_${s}/packed/model.tar.gz (log: exp/tts_${s}/packed/run.sh)"
+        pack_system jdit "tts_${s}"
+    done
 fi
 log "Done (stages ${stage}-${stop_stage})"

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# TC-STAR Spanish (paper 000, Pascual et al.): SALAD vs MUSA-RNN acoustic models, forced durations.
+# TC-STAR Spanish (paper 000, Pascual et al.): SALAD vs MUSA-RNN acoustic models, forced and predicted durations.
 # Stages: 1 data (TC-STAR via db.sh, else the espeak-ng Spanish mini corpus: male M1 + female F1)
 #         2 labels: full-context labels with phone times for every utterance that has none (front end +
 #           espeak-ng rendition DTW-aligned to the recording) -> data/<set>/lab.scp
-#         3 features: WORLD 43-dim acoustic + question-file linguistic frames (dump/<spk>/<set>), train
-#           statistics (dump/<spk>/stats.npz), stateful windows (dump/<spk>/train_windows)
-#         4 train every system of ${systems} for every speaker (ESPnet2 trainer -> exp/<spk>/<system>; resumes)
-#         5 decode the test sets with forced durations: predicted frames, MCD / F0 RMSE / V/UV per utterance,
-#           WORLD-synthesised wavs (exp/<spk>/<system>/decode_<set>)
-#         6 score: exp/results.json, RESULTS.md (paper Table 2 shape), F0 histograms (Fig. 2)
+#         3 features: WORLD 43-dim acoustic + question-file linguistic frames, phone vectors + durations
+#           (dump/<spk>/<set>), train statistics (dump/<spk>/{stats,dur_stats}.npz), stateful windows
+#         4 train every system of ${systems} and the MUSA duration model (LSTM, exp/<spk>/duration) for every
+#           speaker (ESPnet2 trainer -> exp/<spk>/<system>; resumes)
+#         5 decode the test sets with forced durations (exp/<spk>/<system>/decode_<set>: MCD / F0 RMSE / V/UV,
+#           WORLD wavs) and with predicted durations (exp/<spk>/duration/decode_<set>: duration RMSE / r;
+#           exp/<spk>/<system>/decode_<set>_pred: DTW-aligned MCD / F0 RMSE / V/UV, wavs)
+#         6 score: exp/results.json, RESULTS.md (paper Table 2 shape, predicted durations), F0 histograms (Fig. 2)
+#         7 pack every system with its speaker's duration model: exp/<spk>/<system>/packed/model.tar.gz
+#           (text-to-speech --model ARCHIVE --text "Hola." -o hola.wav)
 # Any data dir with wav.scp + text (lab.scp optional; any sample rate, resampled to 16 kHz) can be decoded and
 # scored: ./run.sh --stage 5 --test_sets "my_set" (stage 5 makes its labels and features when stages 2-3 have
 # not; after changing its files, rerun from stage 2). Set <spk>_* is decoded by speaker <spk>'s models, any other
@@ -19,7 +23,7 @@ cd "$(dirname "$0")"
 . ./cmd.sh
 
 stage=1
-stop_stage=6
+stop_stage=7
 nj=2
 speakers="M1 F1"
 # the paper's four models (Table 1) + the windowed-attention Big SALAD
@@ -46,7 +50,7 @@ setup_devices
 questions=conf/questions_es.hed
 corpus=$(corpus_name TCSTAR tcstar)
 
-. local/lib.sh          # up_to_date, models_for, make_labels, test_feats
+. local/lib.sh          # models_for, make_labels, test_feats, train_acoustic, train_duration, decode_*
 
 if stage_enabled 1; then
     log "Stage 1: data -> data/<spk>_{train,valid,test}"
@@ -66,7 +70,8 @@ if stage_enabled 3; then
         log "Stage 3: features of ${spk} -> ${d}/{train,valid}, statistics, stateful windows"
         require "data/${spk}_train/lab.scp" "stage 2 (labels)"
         if up_to_date "${d}/train_windows/pos" "data/${spk}_train/lab.scp" "data/${spk}_valid/lab.scp" \
-                "${questions}" && [ "$(cat "${d}/train_windows/layout" 2>/dev/null)" = "${streams} ${window} ${f0_method}" ]; then
+                "${questions}" && [ -f "${d}/dur_stats.npz" ] \
+                && [ "$(cat "${d}/train_windows/layout" 2>/dev/null)" = "${streams} ${window} ${f0_method}" ]; then
             log "Stage 3: ${d} is up to date"
             continue
         fi
@@ -75,7 +80,8 @@ if stage_enabled 3; then
         maxdur=$(cat "${d}/train/max_dur_frames")
         python -m local_models.bin.salad_dump feats --questions "${questions}" --f0-method "${f0_method}" \
             --nj "${nj}" --max-dur-frames "${maxdur}" "data/${spk}_valid" "${d}/valid"
-        python -m local_models.bin.salad_dump stats --questions "${questions}" "${d}/train" "${d}/stats.npz"
+        python -m local_models.bin.salad_dump stats --questions "${questions}" --dur-stats "${d}/dur_stats.npz" \
+            "${d}/train" "${d}/stats.npz"
         python -m local_models.bin.salad_dump windows --streams "${streams}" --window "${window}" \
             "${d}/train" "${d}/train_windows"
         echo "${streams} ${window} ${f0_method}" > "${d}/train_windows/layout"
@@ -87,24 +93,9 @@ fi
 
 if stage_enabled 4; then
     for spk in ${speakers}; do
-        d=dump/${spk}
-        require "${d}/train_windows/pos" "stage 3 (features)"
-        idim=$(head -1 "${d}/train/ling_shape" | cut -d' ' -f2 | cut -d, -f2)
-        for s in ${systems}; do
-            conf=conf/tuning/train_${s}${train_config_suffix}.yaml
-            require "${conf}" "a training config for system ${s}"
-            out=exp/${spk}/${s}
-            log "Stage 4: train ${s} for ${spk} (${conf}) -> ${out}"
-            espnet_train "${out}" salad_train --config "${conf}" --stateful true --batch_type unsorted --batch_size "${streams}" \
-                    --model_conf "idim=${idim}" --model_conf "stats_file=${PWD}/${d}/stats.npz" \
-                    --train_data_path_and_name_and_type "${d}/train_windows/ling.scp,ling,kaldi_ark" \
-                    --train_data_path_and_name_and_type "${d}/train_windows/acou.scp,acou,kaldi_ark" \
-                    --train_data_path_and_name_and_type "${d}/train_windows/pos,pos,text_int" \
-                    --train_shape_file "${d}/train_windows/ling_shape" \
-                    --valid_data_path_and_name_and_type "${d}/valid/ling.scp,ling,kaldi_ark" \
-                    --valid_data_path_and_name_and_type "${d}/valid/acou.scp,acou,kaldi_ark" \
-                    --valid_shape_file "${d}/valid/ling_shape"
-        done
+        require "dump/${spk}/train_windows/pos" "stage 3 (features)"
+        for s in ${systems}; do train_acoustic "${spk}" "${s}"; done
+        train_duration "${spk}"
     done
 fi
 
@@ -114,16 +105,8 @@ if stage_enabled 5; then
         [ -f "data/${x}/lab.scp" ] || make_labels "${x}"
         for spk in $(models_for "${x}"); do
             [ -f "dump/${spk}/${x}/ling.scp" ] || test_feats "${x}" "${spk}"
-            for s in ${systems}; do
-                out=exp/${spk}/${s}/decode_${x}
-                # the command and log beside the output (salad_decode replaces ${out} as a whole)
-                lg=exp/${spk}/${s}/log/decode_${x}
-                log "Stage 5: decode ${x} with ${spk}/${s} -> ${out} (log: ${lg}/decode.log)"
-                decode_pool run_logged "${lg}" ${decode_launch} "${lg}/decode.log" \
-                    python -m local_models.bin.salad_decode --model-dir "exp/${spk}/${s}" \
-                    --model-file "${inference_model}" --ngpu "${inference_ngpu}" --precision "${precision}" \
-                    --num-wavs "${num_wavs}" ${inference_args} "dump/${spk}/${x}" "${out}"
-            done
+            decode_durations "${x}" "${spk}"
+            for s in ${systems}; do decode_system "${x}" "${spk}" "${s}"; done
         done
     done
     pool_wait
@@ -133,4 +116,13 @@ if stage_enabled 6; then
     log "Stage 6: score -> exp/results.json, RESULTS.md, exp/images/"
     python -m local_models.bin.salad_score --speakers "${speakers}" --systems "${systems}" \
         --test-sets "${test_sets}" --corpus "${corpus}" --exp exp --results RESULTS.md
+fi
+
+if stage_enabled 7; then
+    for spk in ${speakers}; do
+        for s in ${systems}; do
+            log "Stage 7: pack ${spk}/${s} with ${spk}'s duration model -> exp/${spk}/${s}/packed/model.tar.gz"
+            pack_system salad "${spk}/${s}"
+        done
+    done
 fi

@@ -11,6 +11,8 @@
 #         8 resynthesise the synthesis list in its target voices (inverter + Griffin-Lim) -> exp/inverter_<system>/
 #           resynth_<set>/<voice>/wav; MCD and log-F0 RMSE against a reference rendition (mini corpus) and the source's
 #         9 score: exp/results.json, RESULTS.md (paper Tables 1-3 shapes), exp/images/
+#        10 pack every system and the inverter: exp/{<system>,inverter_<system>}/packed/model.tar.gz (the
+#           `speech-to-units` / `units-to-speech` commands and local_models.vqvae.inference take them)
 # Any data dir with a wav.scp (any rate: resampled to 16 kHz) can be encoded, its bitrate measured (ABX too with a
 # phones.ctm or abx.item) and resynthesised: ./run.sh --stage 5 --test-sets "my_set" (features and items made then).
 set -euo pipefail
@@ -19,7 +21,7 @@ cd "$(dirname "$0")"
 . ./cmd.sh
 
 stage=1
-stop_stage=9
+stop_stage=10
 nj=2  # parallel jobs: feature extraction, encoding, VQ-VAE trainings (one thread each)
 test_sets="test"
 # systems: (trf|conv)_(mfcc|logmel)_k<K>[_s<lambda>][_j<p>][_seed<N>] (local/lib.sh: the names, all of paper Tables
@@ -40,6 +42,7 @@ inference_nj=2          # encoding jobs at a time (systems x test sets)
 inference_model=valid.loss.best.pth  # checkpoint that encodes / inverts: valid.loss.best.pth, valid.loss.ave.pth, latest.pth
 train_args=""           # extra ESPnet2 training options (VQ-VAE and inverter), verbatim (they win), e.g. "--max_epoch 1"
 inference_args=""       # extra vqvae_extract options, verbatim
+results_md=RESULTS.md   # where stage 9 writes the tables (local/demo.sh: exp/demo/, leaving the committed one alone)
 . parse_options.sh
 setup_devices
 . local/lib.sh  # check_systems, system_conf, extract, holdout, train_vqvae, encode, abx, train_inverter, resynth, ...
@@ -67,18 +70,11 @@ if stage_enabled 2; then
 fi
 
 if stage_enabled 3; then
-    for x in ${test_sets}; do
-        if [ -f "data/${x}/phones.ctm" ]; then
-            make_items "${x}"
-        elif [ ! -f "data/${x}/abx.item" ]; then
-            log "Stage 3: ${x} has no phones.ctm and no abx.item: its ABX will not be computed (bitrate only)"
-        fi
-    done
+    for x in ${test_sets}; do test_items "${x}"; done
 fi
 
 if stage_enabled 4; then
-    conf=conf/tuning/train_vqvae${train_config_suffix}.yaml
-    require "${conf}" "a training config"
+    conf=conf/tuning/train_vqvae${train_config_suffix}.yaml; require "${conf}" "a training config"
     nspk=$(wc -l < dump/train_spk2sid)
     for s in ${systems}; do
         read -r feat opts <<< "$(system_conf "${s}")"
@@ -116,8 +112,7 @@ inv=exp/inverter_${inverter_system}
 # one inverter per target voice (speakers of data/voice: V001 in the mini corpus, V001 + V002 in ZeroSpeech 2019)
 voices=$( [ -f data/voice/spk2utt ] && cut -d' ' -f1 data/voice/spk2utt | tr '\n' ' ' || true)
 if stage_enabled 7; then
-    conf=conf/tuning/train_inverter${train_config_suffix}.yaml
-    require "${conf}" "a training config"
+    conf=conf/tuning/train_inverter${train_config_suffix}.yaml; require "${conf}" "a training config"
     read -r feat _ <<< "$(system_conf "${inverter_system}")"
     require "exp/${inverter_system}/${inference_model}" "stage 4 (VQ-VAE training)"
     for v in ${voices}; do
@@ -143,8 +138,13 @@ if stage_enabled 8; then
 fi
 
 if stage_enabled 9; then
-    log "Stage 9: scoring -> exp/results.json, RESULTS.md, exp/images/"
+    log "Stage 9: scoring -> exp/results.json, ${results_md}, exp/images/"
     run_logged exp/score python -m local_models.bin.vqvae_score --corpus "${corpus}" --systems ${systems} \
-        --sets ${test_sets} --inverter "${inv}"
+        --sets ${test_sets} --inverter "${inv}" --results-md "${results_md}"
+fi
+
+if stage_enabled 10; then
+    log "Stage 10: pack ${systems} and ${inv#exp/} -> exp/<system>/packed/model.tar.gz"
+    for s in ${systems} ${inv#exp/}; do pack_system vqvae "${s}"; done
 fi
 log "Done (stages ${stage}-${stop_stage})"

@@ -45,7 +45,7 @@ from .alignment import ESPEAK_PHONES, Alignment, align, phone_distance
 from .g2p import Segment, allophones
 from .labels import UNDEFINED, Labels, label_text, to_hts
 from .labfile import LabLine, parse_lab, read_lab, write_lab
-from .normalisation import normalise, number_words
+from .normalisation import normalise, number_words, unreadable_characters
 from .phones import (CONTENT_POS, GLIDES, PHONE_CLASSES, PHONES, POS_TAGS, PUNCTUATION, PUNCTUATION_TYPES,
                      SENTENCE_TYPES, SILENCES, VOWELS)
 from .pos import part_of_speech
@@ -54,7 +54,7 @@ from .syllables import syllabify
 
 __all__ = [
     "PHONES", "PHONE_CLASSES", "SILENCES", "VOWELS", "GLIDES", "POS_TAGS", "CONTENT_POS", "PUNCTUATION",
-    "PUNCTUATION_TYPES", "SENTENCE_TYPES", "number_words", "normalise", "Segment", "syllabify", "allophones",
+    "PUNCTUATION_TYPES", "SENTENCE_TYPES", "number_words", "normalise", "unreadable_characters", "Segment", "syllabify", "allophones",
     "part_of_speech", "Phone", "Syllable", "Word", "Phrase", "Sentence", "analyse", "ESPEAK_PHONES",
     "phone_distance", "Alignment", "align", "UNDEFINED", "to_hts", "Labels", "label_text", "LabLine",
     "parse_lab", "read_lab", "write_lab",

@@ -74,6 +74,24 @@ def _normalise_char(c: str) -> str:
     return base if base in _LETTERS else " "
 
 
+# Marks that only separate words (read as a space); every other character outside the letters, digits and kept
+# punctuation is one the front end cannot read (`unreadable_characters`).
+SEPARATORS = set('"«»“”„‘‚()[]{}-‐‑–—_/*·')
+
+
+def _readable(c: str) -> bool:
+    if c.isspace() or c in SEPARATORS or c in "'’…" or ("0" <= c <= "9"):
+        return True
+    c = unicodedata.normalize("NFC", c).lower()
+    return all(ch in _LETTERS or ch in KEPT_PUNCT or unicodedata.normalize("NFD", ch)[0] in _LETTERS for ch in c)
+
+
+def unreadable_characters(text: str) -> list:
+    """The distinct characters of TEXT the front end cannot read (other scripts, symbols such as % € @ &, emoji,
+    control characters), in order of appearance; `normalise` would silently drop them."""
+    return list(dict.fromkeys(c for c in text if not _readable(c)))
+
+
 def normalise(text: str) -> str:
     """Lower-case text with numbers spelt out; only Spanish letters, kept punctuation and single spaces."""
     text = unicodedata.normalize("NFC", text).lower()

@@ -143,3 +143,17 @@ decode_devbest() {
         --tune "${d}/decode_${dev_set}" "data/${dev_set}" ${dirs}
     echo "${best}" > "${d}/model_dir"
 }
+
+# pack_systems: stage 9, one archive per system of ${systems} a user can run (stat_sad and the neural ones; the
+# reference detectors energy / webrtcvad / silero_vad are not packed), plus stage 7's seg_rnn_devbest when present
+pack_systems() {
+    local s packable=" stat_sad cnn_hmm cnn_median rnn_hmm rnn_median seg_rnn majority_vote "
+    for s in ${systems}; do
+        [[ "${packable}" == *" ${s} "* ]] || continue
+        has_ref "${dev_set}" && require "exp/${s}/threshold" "stage 6 (the threshold tuned on ${dev_set})"
+        pack_system sad "${s}"
+    done
+    if [[ " ${systems} " == *" seg_rnn "* ]] && [ -f exp/seg_rnn_devbest/model_dir ]; then
+        pack_system sad seg_rnn_devbest
+    fi
+}

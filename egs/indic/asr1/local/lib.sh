@@ -105,3 +105,30 @@ decode() {
             --ngpu "${inference_ngpu}" --feats "dump/fbank/${x}/feats.scp" --utt2lid "data/${x}/utt2lid" \
             --mode "${mode}" --beam "${beam}" --chunk "${chunk}" "$@" ${inference_args} "${out}"
 }
+
+# decode_system NAME: stage 6 for exp/NAME on every test set: language known (a monolingual or finetuned model only
+# on the sets that hold its language); multisoftmax_lid also LID-free with the switch-off grid
+decode_system() {
+    local s=$1 l x
+    l=$(lang_of "${s}")
+    for x in ${test_sets}; do
+        if [ -n "${l}" ] && ! cut -d' ' -f2 "data/${x}/utt2lid" | grep -qx "${l}"; then continue; fi
+        log "Stage 6: decode ${x} with ${s} (language known) -> exp/${s}/decode_${x}/known"
+        decode_pool decode "${s}" "${x}" known ${l:+--only_lang "${l}"}
+        if [ "${s}" = multisoftmax_lid ]; then
+            log "Stage 6: decode ${x} with ${s}, language not known (+ switch-off grid: ${switch_off_grid})"
+            decode_pool decode "${s}" "${x}" lidfree --switch_off_grid "${switch_off_grid}" \
+                --switch_off_dir "exp/${s}/decode_${x}/switchoff"
+        fi
+    done
+}
+
+# pack NAME: stage 8: exp/NAME/decode_conf.yaml (stage 6's search; the --switch_off setting the packed LID model
+# streams with) and the archive exp/NAME/packed/model.tar.gz (local_models/multisoftmax/pack.py)
+pack() {
+    local s=$1
+    [[ "${switch_off}" =~ ^[^:]+:[^:]+$ ]] || die "--switch_off '${switch_off}': expected tau:s_th, e.g. 30:80"
+    printf 'beam: %s\nchunk: %s\ntau: %s\ns_th: %s\n' "${beam}" "${chunk}" "${switch_off%%:*}" "${switch_off##*:}" \
+        > "exp/${s}/decode_conf.yaml"
+    pack_system multisoftmax "${s}"
+}

@@ -178,9 +178,10 @@ synthesise_set() {
     fi
 }
 
-# score_set SET: stage 6's MCD / log-F0 RMSE of every decode dir of one data dir with audio (skips up-to-date ones)
+# score_set SET: stage 6's MCD / log-F0 RMSE of every decode dir of one data dir with audio (skips up-to-date ones;
+# the others in one process: mcd_score's analysis and outputs, its imports paid once)
 score_set() {
-    local x=$1 d
+    local x=$1 d todo=()
     [ -f "data/${x}/wav.scp" ] || return 0
     for d in exp/gt_mel/decode_${x} exp/gt_mel_${alt_name}/decode_${x} \
             $(for s in ${systems}; do echo "exp/tts_${s}/decode_${x}"; done); do
@@ -191,7 +192,8 @@ score_set() {
             continue
         fi
         log "Stage 6: MCD / log-F0 RMSE of ${d} against data/${x} at ${mcd_sample_rate} Hz"
-        python -m local_models.bin.mcd_score --ref "data/${x}/wav.scp" --hyp "${d}/wav.scp" \
-            --sample-rate "${mcd_sample_rate}" --json "${d}/mcd.json" --per-utt "${d}/mcd_per_utt.tsv"
+        todo+=("${d}")
     done
+    [ "${#todo[@]}" -eq 0 ] || python -m local_models.bin.jdit_mcd --ref "data/${x}/wav.scp" \
+        --sample-rate "${mcd_sample_rate}" "${todo[@]}"
 }

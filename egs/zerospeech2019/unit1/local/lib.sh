@@ -77,6 +77,15 @@ make_items() {
     python -m local_models.bin.vqvae_make_items --ctm "data/$1/phones.ctm" --utt2spk "data/$1/utt2spk" --out "data/$1/abx.item"
 }
 
+# test_items SET: stage 3 for one test set: its ABX items from phones.ctm, else a note when it has no abx.item
+test_items() {
+    if [ -f "data/$1/phones.ctm" ]; then
+        make_items "$1"
+    elif [ ! -f "data/$1/abx.item" ]; then
+        log "Stage 3: $1 has no phones.ctm and no abx.item: its ABX will not be computed (bitrate only)"
+    fi
+}
+
 # check_data_dirs SET...: every data/SET exists (a wav.scp) and is a valid data dir
 check_data_dirs() {
     local x

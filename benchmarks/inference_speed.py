@@ -1,0 +1,247 @@
+"""Speed a user feels: every inference command's real-time factor, time to first output and peak memory on ONE
+CPU thread, on inputs of 10 s, 1 min and 10 min (texts of 10, 50 and 200 words), from packed models.
+
+Each measurement runs in a fresh process (OMP/MKL/torch at one thread; peak memory = that process's max RSS,
+model and Python included), after one warm-up call on a short input. Inputs are made here, offline:
+speech by espeak-ng (a voice of the model's language) with pauses and low noise, tiled to length; texts by
+repeating a set of sentences in the model's language to the word count.
+
+  speech-segments  RTF = processing s / audio s; first output = first segment out of iter_segments
+  speech-to-text   LID-free, streaming with the early switch-off; first output = first partial result
+  text-to-speech   sentence by sentence (front end + acoustic model + vocoder); RTF = s / s of audio made;
+                   first output = the first sentence's audio
+  speech-to-units  encode; no streaming: first output = the whole call
+
+Goals (issue #29): SAD RTF <= 0.005; streaming RNN-T RTF <= 0.2; JDI-T text -> wav RTF <= 0.1 (vocoder
+included); VQ-VAE encode RTF <= 0.01; first output within 200 ms. The table marks each goal met or missed.
+
+  python benchmarks/inference_speed.py                       # every packed model found under egs/*/*/exp
+  python benchmarks/inference_speed.py --models egs/kss/tts1/exp/jdit/packed/model.tar.gz --lengths 10 60
+Writes benchmarks/results/inference_speed.{json,md} (--out).
+"""
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+COMMAND = {"sad": "speech-segments", "multisoftmax": "speech-to-text", "jdit": "text-to-speech",
+           "salad": "text-to-speech", "vqvae": "speech-to-units"}
+GOAL_RTF = {"sad": 0.005, "multisoftmax": 0.2, "jdit": 0.1, "salad": 0.1, "vqvae": 0.01}
+GOAL_FIRST_S = 0.2
+SECONDS = {10: 10, 50: 60, 200: 600}  # words -> the audio length it stands beside in the table
+VOICE = {"sad": "en-us", "vqvae": "en-us", "hi": "hi", "bn": "bn", "ta": "ta", "te": "te", "gu": "gu",
+         "mr": "mr", "kn": "kn", "ml": "ml", "or": "or", "pa": "pa", "ur": "ur", "ne": "ne", "en": "en-us"}
+PASSAGE = {
+    "en-us": "The quick brown fox jumps over the lazy dog. Please call me back after the meeting today. "
+             "We reached the station just before the train left for the city.",
+    "hi": "आज मौसम बहुत अच्छा है। हम शाम को बाज़ार जाएंगे। मेरे भाई ने नई किताब खरीदी है।",
+}
+TEXTS = {
+    "jdit": ["오늘은 날씨가 정말 좋네요.", "저는 3월 1일에 서울로 이사했어요.", "도서관은 아침 아홉 시에 문을 엽니다.",
+             "친구와 함께 공원에서 산책을 했습니다."],
+    "salad": ["Hoy hace un día muy bonito en la ciudad.", "El tren sale a las 3 de la tarde.",
+              "Mi hermana compró dos libros nuevos ayer.", "Nos vemos mañana en la biblioteca central."],
+}
+
+
+# ----------------------------------------------------------------------------- inputs
+def espeak(text: str, voice: str, out: Path) -> None:
+    subprocess.run(["espeak-ng", "-v", voice, "-s", "150", "-w", str(out), text], check=True, capture_output=True)
+
+
+def speech_audio(seconds: float, voice: str, sr: int = 16000) -> np.ndarray:
+    """SECONDS of espeak-ng speech in VOICE at SR: the passage, a 0.3-1.5 s pause, again; low noise throughout."""
+    import soundfile
+
+    from local_models.common.audio import resample
+
+    with tempfile.TemporaryDirectory() as d:
+        espeak(PASSAGE.get(voice, PASSAGE["en-us"]), voice, Path(d) / "p.wav")
+        wave, rate = soundfile.read(Path(d) / "p.wav", dtype="float32")
+    wave = resample(wave, rate, sr)
+    rng = np.random.default_rng(0)
+    parts, n = [], 0
+    while n < seconds * sr:
+        pause = np.zeros(int(rng.uniform(0.3, 1.5) * sr), np.float32)
+        parts += [wave, pause]
+        n += len(wave) + len(pause)
+    audio = np.concatenate(parts)[: int(seconds * sr)]
+    return (0.5 * audio / max(1e-6, np.max(np.abs(audio))) + 0.003 * rng.standard_normal(len(audio))).astype(np.float32)
+
+
+def text_of(paper: str, words: int) -> list:
+    """Sentences of PAPER's language adding up to about WORDS words."""
+    out, n, i = [], 0, 0
+    while n < words:
+        s = TEXTS[paper][i % len(TEXTS[paper])]
+        out.append(s)
+        n += len(s.split())
+        i += 1
+    return out
+
+
+# ----------------------------------------------------------------------------- one measurement (child process)
+def peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure_audio(paper: str, model, seconds: float, voice: str) -> dict:
+    sr = 16000
+    audio = speech_audio(seconds, voice, sr)
+    warm = speech_audio(1.0, voice, sr)
+    if paper == "sad":
+        import soundfile
+
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "in.wav"
+            soundfile.write(path, audio, sr)
+            model(str(path))  # warm-up (and the whole-file path)
+            t0, first = time.perf_counter(), None
+            for _ in model.iter_segments(str(path)):
+                first = first if first is not None else time.perf_counter() - t0
+            total = time.perf_counter() - t0
+        return {"rtf": total / seconds, "first_s": first, "seconds": total}
+    if paper == "multisoftmax":
+        list(model.stream((warm, sr)))
+        t0, first, last = time.perf_counter(), None, None
+        for last in model.stream((audio, sr)):
+            first = first if first is not None else time.perf_counter() - t0
+        total = time.perf_counter() - t0
+        return {"rtf": total / seconds, "first_s": first, "seconds": total, "language": getattr(last, "language", None)}
+    model((warm, sr))
+    t0 = time.perf_counter()
+    out = model((audio, sr))
+    total = time.perf_counter() - t0
+    return {"rtf": total / seconds, "first_s": total, "seconds": total, "units": int(len(out["units"])),
+            "bitrate": float(out["bitrate"])}
+
+
+def measure_text(paper: str, model, words: int) -> dict:
+    sentences = text_of(paper, words)
+    model(sentences[0])  # warm-up
+    t0, first, made = time.perf_counter(), None, 0.0
+    for s in sentences:
+        out = model(s)
+        made += len(out["wav"]) / out["sample_rate"]
+        first = first if first is not None else time.perf_counter() - t0
+    total = time.perf_counter() - t0
+    return {"rtf": total / made, "first_s": first, "seconds": total, "audio_s": made, "words": words}
+
+
+def child(spec: dict) -> dict:
+    import importlib
+
+    import torch
+
+    torch.set_num_threads(1)
+    from local_models.common.pack import read_card
+
+    paper = read_card(spec["model"])["paper"]
+    inference = importlib.import_module(f"local_models.{paper}.inference")
+    cls = {"sad": "SpeechSegmenter", "multisoftmax": "Speech2Text", "jdit": "Text2Speech", "salad": "Text2Speech",
+           "vqvae": "Speech2Units"}[paper]
+    t0 = time.perf_counter()
+    model = getattr(inference, cls).from_pretrained(spec["model"], device="cpu")
+    load_s = time.perf_counter() - t0
+    if paper in TEXTS:
+        res = measure_text(paper, model, spec["length"])
+    else:
+        langs = getattr(model, "languages", None) or ["en"]
+        voice = VOICE.get(paper) or VOICE.get(langs[0], "en-us")
+        res = measure_audio(paper, model, spec["length"], voice)
+    return {**res, "load_s": load_s, "peak_mib": peak_mib(), "threads": torch.get_num_threads()}
+
+
+# ----------------------------------------------------------------------------- driver
+def find_models():
+    from local_models.common.pack import read_card
+
+    found = {}
+    for archive in sorted(ROOT.glob("egs/*/*/exp/*/packed/model.tar.gz")):
+        card = read_card(archive)
+        if card.get("paper") in COMMAND and card.get("kind", "") != "inverter":
+            found.setdefault(card["paper"], archive)  # one per paper (the first system in sorted order)
+    return list(found.values())
+
+
+def run_child(model: Path, length: int) -> dict:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, __file__, "--child", json.dumps({"model": str(model), "length": length})],
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def table(rows) -> str:
+    lines = ["| command | paper | system | input | RTF | goal | first output (s) | load (s) | peak MiB |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['command']} | {r['paper']} | {r['system']} | {r['input']} | FAILED: {r['error']} |||||")
+            continue
+        goal = GOAL_RTF[r["paper"]]
+        met = "met" if r["rtf"] <= goal else "MISSED"
+        first = f"{r['first_s']:.3f} ({'met' if r['first_s'] <= GOAL_FIRST_S else 'MISSED'})" \
+            if r.get("first_s") is not None else "-"
+        lines.append(f"| {r['command']} | {r['paper']} | {r['system']} | {r['input']} | {r['rtf']:.4f} | "
+                     f"<= {goal} {met} | {first} | {r['load_s']:.2f} | {r['peak_mib']:.0f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", nargs="*", help="packed archives (default: one per paper found under egs/*/*/exp)")
+    p.add_argument("--lengths", nargs="*", type=int, default=[10, 60, 600], help="audio seconds (default: %(default)s)")
+    p.add_argument("--words", nargs="*", type=int, default=[10, 50, 200], help="text words (default: %(default)s)")
+    p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "inference_speed"),
+                   help="writes OUT.json and OUT.md (default: %(default)s)")
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(json.loads(args.child))))
+        return 0
+    from local_models.common.pack import read_card
+    from local_models.common.results import git_commit, hardware
+
+    models = [Path(m) for m in args.models] if args.models else find_models()
+    if not models:
+        print("inference_speed: no packed models (run make demo or a recipe's pack stage first)", file=sys.stderr)
+        return 1
+    rows = []
+    for model in models:
+        card = read_card(model)
+        paper = card["paper"]
+        lengths = args.words if paper in TEXTS else args.lengths
+        for length in lengths:
+            r = run_child(model, length)
+            label = f"{length} words" if paper in TEXTS else f"{length} s"
+            rows.append({"command": COMMAND[paper], "paper": paper, "system": card.get("system"), "input": label,
+                         "model": str(model), **r})
+            print(table(rows[-1:]).splitlines()[-1], flush=True)
+    import platform
+
+    env = {"cpu": platform.processor() or platform.machine(), "hardware": hardware(), "threads": 1,
+           "commit": git_commit(ROOT), "date": time.strftime("%Y-%m-%d")}
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps({"environment": env, "rows": rows}, indent=1))
+    md = (f"# Inference speed (one CPU thread; {env['hardware']}; commit {env['commit']}, {env['date']})\n\n"
+          + table(rows) + "\n")
+    out.with_suffix(".md").write_text(md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""speech-segments: where people speak in a recording, by a packed SAD system of egs/fearless_steps/sad1 (CNN / RNN /
+segment RNN with its dev-tuned HMM, median or segment decision, their majority vote, or the statistical SAD).
+Any sample rate (resampled to 8 kHz), mono or multi-channel; long files are read --chunk_s seconds at a time.
+
+    speech-segments --model exp/seg_rnn/packed/model.tar.gz rec1.wav rec2.flac
+    speech-segments -m exp/cnn_hmm/packed/model.tar.gz --rttm out.rttm --segments out.segments day.wav
+
+Prints `<file> <start_s> <end_s>` per speech region, or writes RTTM / Kaldi segments files (recording id = the file's
+name without its suffix; written once every file is done, so an error leaves nothing half-written).
+"""
+import argparse
+import sys
+
+from local_models.common.cli import add_model_args, run_main, set_threads
+
+
+def get_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="speech-segments", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("audio", nargs="+", help="audio files (wav/flac/ogg/mp3, any sample rate)")
+    add_model_args(p, "a packed SAD system")
+    p.add_argument("--rttm", help="write the speech regions of every file to this RTTM file")
+    p.add_argument("--segments", help="write them as a Kaldi segments file (<rec>-<start cs>-<end cs> <rec> <start> <end>)")
+    p.add_argument("--chunk_s", type=float, default=60.0,
+                   help="read and decide this many seconds at a time (bounded memory; progress bar per file); "
+                        "0: each file in one pass (default: %(default)s)")
+    p.add_argument("--context_s", type=float, default=10.0,
+                   help="chunked decoding: seconds of context around a chunk for the systems that look at the whole "
+                        "recording (rnn_*, stat_sad); the CNN and segment-RNN systems need none (default: %(default)s)")
+    return p
+
+
+def main(argv=None) -> int:
+    args = get_parser().parse_args(argv)
+    from local_models.sad.inference import SpeechSegmenter, recording_ids, segment_files, write_speech
+
+    set_threads(args.threads)
+    recs = recording_ids(args.audio)  # before any work: two files with one id would collide in RTTM / segments
+    segmenter = SpeechSegmenter.from_pretrained(args.model, device=args.device, context_s=args.context_s)
+    speech = segment_files(segmenter, args.audio, recs, args.chunk_s)
+    if args.rttm or args.segments:
+        write_speech(speech, rttm=args.rttm, segments=args.segments)
+    else:
+        for path, rec in zip(args.audio, recs):
+            for start, end in speech[rec]:
+                print(f"{path} {start:.2f} {end:.2f}")
+    return 0
+
+
+def cli() -> int:
+    return run_main(main, prog="speech-segments")
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

@@ -1,0 +1,353 @@
+"""Chunked speech activity detection of long recordings in bounded memory (SpeechSegmenter.iter_segments), with the
+decisions of one pass over the whole recording.
+
+Three stages run chunk by chunk, each keeping only the state it needs:
+1. frame scores on overlapping windows (`ScoreWindows`): a window is scored as if it were a recording and only
+   frames `left` / `right` away from its edges are kept. The STFT (FFT 512 centred: 4 frames), the CNN front end
+   (2 frames per block), the 1-D CNN's temporal convolutions and the segment RNN's segments (L frames on the
+   recording's grid of shift S) see finitely far: with that much context the kept scores are the whole-recording
+   ones (up to the float rounding of batched kernels). The BiGRU (rnn) and the statistical SAD (noise tracking,
+   GMMs fitted per recording, Viterbi) see the whole recording: they get `context_s` seconds on each side and come
+   close, not equal (tests/test_sad_inference.py measures how close).
+2. the decision: a threshold; the median filter (its half window kept from the last chunk, the newest half
+   window waiting for the next one); the HMM Viterbi (`StreamingViterbi`: a frame is decided once the best paths
+   into every state at the newest frame agree on it, the traceback coalescence of an online Viterbi; the lag is
+   about the current segment, capped by `max_lag`). All three are exact.
+3. runs of speech frames -> (start_s, end_s), each yielded once its end is decided (`SegmentBuilder`).
+"""
+from __future__ import annotations
+
+from typing import Callable, List, Optional, Sequence, Tuple
+
+import numpy as np
+from numba import njit
+
+from .detectors import SHIFT, n_frames
+from .neural import hmm_emissions, median_smooth
+from .statistical import two_class_hmm
+
+SAMPLE_RATE = 8000  # every packed system is an 8 kHz system
+HOP = int(round(SHIFT * SAMPLE_RATE))  # samples per 10 ms frame
+FEATURE_MARGIN = 4  # frames: the centred FFT of 512 samples reaches 256 samples = 3.2 frames to either side
+EMPTY = np.zeros(0, dtype=bool)
+
+
+# ----------------------------------------------------------------------------- the HMM, online
+@njit(cache=True)
+def _forward(log_prob, log_trans, value):  # pragma: no cover - compiled
+    """Viterbi recursion from VALUE (the frame before log_prob[0]) with librosa's arithmetic and tie rule
+    (common/viterbi.py): returns the last frame's values and the back pointers (T, S) of every frame."""
+    n, S = log_prob.shape
+    ptr = np.zeros((n, S), dtype=np.uint16)
+    for t in range(n):
+        trans_out = value + log_trans.T
+        new = np.empty(S)
+        for j in range(S):
+            k = np.argmax(trans_out[j])
+            ptr[t, j] = k
+            new[j] = log_prob[t, j] + trans_out[j, k]
+        value = new
+    return value, ptr
+
+
+@njit(cache=True)
+def _coalesced(ptr, live):  # pragma: no cover - compiled
+    """(k, state): the newest frame k (index into PTR's frames) where the traces back from every LIVE state of the
+    newest frame meet, in STATE; (-1, 0) when they do not meet."""
+    cur = live.copy()
+    for k in range(ptr.shape[0] - 1, -1, -1):
+        same = True
+        for i in range(1, cur.shape[0]):
+            if cur[i] != cur[0]:
+                same = False
+                break
+        if same:
+            return k, cur[0]
+        if k > 0:
+            for i in range(cur.shape[0]):
+                cur[i] = ptr[k, cur[i]]
+    return -1, 0
+
+
+@njit(cache=True)
+def _trace(ptr, k, state):  # pragma: no cover - compiled
+    """The states of frames 0..k of PTR on the path that is in STATE at frame k."""
+    out = np.empty(k + 1, dtype=np.int64)
+    out[k] = state
+    for t in range(k, 0, -1):
+        out[t - 1] = ptr[t, out[t]]
+    return out
+
+
+class StreamingViterbi:
+    """Viterbi decoding fed chunk by chunk: `push(log_emis)` returns the states of the frames decided so far (in
+    order), `finish()` the rest. Their concatenation is common.viterbi.viterbi of the joined chunks (same values, same
+    ties) unless no decision was possible for MAX_LAG frames: then the oldest half of them follows the best path of
+    that moment (the only approximation; bounded memory: MAX_LAG x states back pointers)."""
+
+    def __init__(self, log_trans: np.ndarray, log_init: np.ndarray, max_lag: int = 60000):
+        self.log_trans = np.ascontiguousarray(log_trans, dtype=np.float64)
+        self.log_init = np.ascontiguousarray(log_init, dtype=np.float64)
+        self.max_lag = max(2, int(max_lag))
+        self.value: Optional[np.ndarray] = None
+        self.ptr = np.zeros((0, len(self.log_init)), dtype=np.uint16)
+
+    def push(self, log_emis: np.ndarray) -> np.ndarray:
+        log_emis = np.ascontiguousarray(log_emis, dtype=np.float64)
+        if len(log_emis) == 0:
+            return np.zeros(0, dtype=np.int64)
+        if self.value is None:  # librosa: value[0] = log_prob[0] + log_p_init
+            value, ptr = _forward(np.ascontiguousarray(log_emis[1:]), self.log_trans, log_emis[0] + self.log_init)
+            ptr = np.concatenate([np.zeros((1, ptr.shape[1]), dtype=np.uint16), ptr])
+        else:
+            value, ptr = _forward(log_emis, self.log_trans, self.value)
+        self.value, self.ptr = value, np.concatenate([self.ptr, ptr])
+        live = np.flatnonzero(np.isfinite(value))  # a path through a -inf state never wins later
+        k, state = _coalesced(self.ptr, live if len(live) else np.arange(len(value)))
+        out = self._emit(k, state) if k >= 0 else np.zeros(0, dtype=np.int64)
+        if len(self.ptr) > self.max_lag:
+            path = _trace(self.ptr, len(self.ptr) - 1, int(np.argmax(self.value)))
+            k = len(self.ptr) - self.max_lag // 2 - 1
+            out = np.concatenate([out, path[: k + 1]])
+            self.ptr = self.ptr[k + 1:]
+        return out
+
+    def _emit(self, k: int, state: int) -> np.ndarray:
+        path = _trace(self.ptr, k, state)
+        self.ptr = self.ptr[k + 1:]
+        return path
+
+    def finish(self) -> np.ndarray:
+        if self.value is None or len(self.ptr) == 0:
+            return np.zeros(0, dtype=np.int64)
+        return self._emit(len(self.ptr) - 1, int(np.argmax(self.value)))  # librosa: the last state by argmax
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the kernels before the first chunk."""
+    v = StreamingViterbi(np.zeros((2, 2)), np.zeros(2))
+    v.push(np.zeros((3, 2)))
+    v.finish()
+
+
+# ----------------------------------------------------------------------------- decisions, chunk by chunk
+class ThresholdDecider:
+    """score > threshold (every detector's plain decision: stat_sad, seg_rnn, majority_vote's votes)."""
+
+    def __init__(self, threshold: float):
+        self.threshold = threshold
+
+    def push(self, scores: np.ndarray) -> np.ndarray:
+        return scores > self.threshold
+
+    def finish(self) -> np.ndarray:
+        return EMPTY
+
+
+class MedianDecider:
+    """neural.median_smooth(scores > threshold, window_s), exact chunk by chunk."""
+
+    def __init__(self, threshold: float, window_s: float):
+        self.threshold, self.window_s = threshold, window_s
+        self.half = max(1, int(round(window_s / SHIFT)) | 1) // 2  # median_smooth's odd window
+        self.buf, self.start, self.done = EMPTY, 0, 0  # undecided (+ half a window of decided) frames from START
+
+    def _run(self, final: bool) -> np.ndarray:
+        end = self.start + len(self.buf)
+        stop = end if final else end - self.half
+        if stop <= self.done:
+            return EMPTY
+        out = median_smooth(self.buf, self.window_s)[self.done - self.start: stop - self.start]
+        self.done = stop
+        keep = max(self.start, stop - self.half)  # the left half window of the next frame out
+        self.buf, self.start = self.buf[keep - self.start:], keep
+        return out
+
+    def push(self, scores: np.ndarray) -> np.ndarray:
+        self.buf = np.concatenate([self.buf, scores > self.threshold])
+        return self._run(final=False)
+
+    def finish(self) -> np.ndarray:
+        return self._run(final=True)
+
+
+class HMMDecider:
+    """neural.hmm_smooth(scores, threshold, states, stay), exact chunk by chunk (StreamingViterbi)."""
+
+    def __init__(self, threshold: float, states: int, stay: float, max_lag: int = 60000):
+        self.threshold, self.states = threshold, states
+        log_trans, log_init = two_class_hmm(states, stay)
+        self.viterbi = StreamingViterbi(log_trans, log_init, max_lag)
+
+    def push(self, scores: np.ndarray) -> np.ndarray:
+        if len(scores) == 0:
+            return EMPTY
+        return self.viterbi.push(hmm_emissions(scores, self.threshold, self.states)) >= self.states
+
+    def finish(self) -> np.ndarray:
+        return self.viterbi.finish() >= self.states
+
+
+# ----------------------------------------------------------------------------- frame scores on overlapping windows
+class ScoreWindows:
+    """Frame scores of a recording fed as consecutive sample blocks (8 kHz), from SCORE_FN(wave) -> one score per
+    10 ms frame of WAVE, run on windows with LEFT / RIGHT frames of context; windows start on multiples of ALIGN
+    frames (the segment RNN's shift). `push(samples, final)` returns the scores of the frames now kept, in order."""
+
+    def __init__(self, score_fn: Callable[[np.ndarray], np.ndarray], left: int, right: int, align: int = 1):
+        self.score_fn, self.left, self.right, self.align = score_fn, int(left), int(right), max(1, int(align))
+        self.buf = np.zeros(0, dtype=np.float32)
+        self.buf_frame = 0  # frame (sample buf_frame * HOP) where buf starts
+        self.samples = 0  # seen so far
+        self.done = 0  # frames returned so far
+
+    def _window_start(self, frame: int) -> int:
+        return max(0, frame - self.left) // self.align * self.align
+
+    def push(self, samples: np.ndarray, final: bool = False) -> np.ndarray:
+        self.buf = np.concatenate([self.buf, np.asarray(samples, dtype=np.float32)])
+        self.samples += len(samples)
+        if final:
+            end = keep = n_frames(self.samples, SAMPLE_RATE)  # the recording's last frame (ceil)
+        else:
+            end = self.samples // HOP  # whole frames of samples
+            keep = end - self.right
+        if keep <= self.done or self.samples == 0:
+            return np.zeros(0, dtype=np.float32)
+        w0 = self._window_start(self.done)
+        a = (w0 - self.buf_frame) * HOP
+        wave = self.buf[a:] if final else self.buf[a: a + (end - w0) * HOP]
+        scores = np.asarray(self.score_fn(wave), dtype=np.float32)
+        out = scores[self.done - w0: keep - w0]
+        self.done = keep
+        nxt = self._window_start(keep)
+        self.buf, self.buf_frame = self.buf[(nxt - self.buf_frame) * HOP:], nxt
+        return out
+
+
+class DecisionStream:
+    """Samples in, decided frames out, for one detector: ScoreWindows then a decider."""
+
+    def __init__(self, windows: ScoreWindows, decider):
+        self.windows, self.decider = windows, decider
+
+    def push(self, samples: np.ndarray, final: bool = False) -> np.ndarray:
+        d = self.decider.push(self.windows.push(samples, final))
+        return np.concatenate([d, self.decider.finish()]) if final else d
+
+
+class VoteStream:
+    """Frames decided by all member streams so far -> votes > THRESHOLD (majority_vote; members lag differently)."""
+
+    def __init__(self, members: Sequence[DecisionStream], threshold: float):
+        self.members, self.threshold = list(members), threshold
+        self.pending: List[np.ndarray] = [EMPTY for _ in self.members]
+
+    def push(self, samples: np.ndarray, final: bool = False) -> np.ndarray:
+        self.pending = [np.concatenate([p, m.push(samples, final)]) for p, m in zip(self.pending, self.members)]
+        n = min(len(p) for p in self.pending)
+        votes = sum(p[:n].astype(np.float32) for p in self.pending)
+        self.pending = [p[n:] for p in self.pending]
+        return votes > self.threshold
+
+
+# ----------------------------------------------------------------------------- decisions -> segments
+class SegmentBuilder:
+    """Runs of speech frames -> (start_s, end_s), as labels.to_intervals gives for the joined decisions."""
+
+    def __init__(self, shift: float = SHIFT):
+        self.shift, self.frames, self.open = shift, 0, None  # open: start frame of a run not yet ended
+
+    def feed(self, decisions: np.ndarray) -> List[Tuple[float, float]]:
+        d = np.asarray(decisions, dtype=bool)
+        prev = np.concatenate([[self.open is not None], d[:-1]]) if len(d) else d
+        out = []
+        for i in np.flatnonzero(d != prev):
+            if d[i]:
+                self.open = self.frames + int(i)
+            else:
+                out.append((float(self.open * self.shift), float((self.frames + int(i)) * self.shift)))
+                self.open = None
+        self.frames += len(d)
+        return out
+
+    def close(self, duration_s: Optional[float] = None) -> List[Tuple[float, float]]:
+        """The run still open at the end (its end clipped to DURATION_S: the last frame may reach past it)."""
+        if self.open is None:
+            return []
+        end = float(self.frames * self.shift)
+        seg = (float(self.open * self.shift), min(end, duration_s) if duration_s is not None else end)
+        self.open = None
+        return [seg]
+
+
+# ----------------------------------------------------------------------------- per detector
+def window_context(detector, context_s: float = 10.0) -> Tuple[int, int, int]:
+    """(left, right, align) frames of ScoreWindows for DETECTOR: the receptive field of the 1-D CNN and of the
+    segment RNN (exact); CONTEXT_S seconds for the detectors that see the whole recording (BiGRU, statistical SAD)."""
+    from torch import nn
+
+    from .nets import CNN1dSAD, SegRNNSAD
+    from .neural import NeuralDetector
+
+    if isinstance(detector, NeuralDetector):
+        net = detector.net
+        front = FEATURE_MARGIN + net.front.context
+        if isinstance(net, CNN1dSAD):
+            ctx = front + sum(m.kernel_size[0] // 2 for m in net.tcn if isinstance(m, nn.Conv1d))
+            return ctx, ctx, 1
+        if isinstance(net, SegRNNSAD):  # the segments holding a frame start up to L - 1 frames before it
+            return front + net.L - 1, front + net.L - 1, net.S
+    c = int(round(context_s / SHIFT))
+    return c, c, 1
+
+
+def decider_of(detector, threshold: float):
+    """The chunk-by-chunk twin of DETECTOR.decide(scores, THRESHOLD)."""
+    from .neural import NeuralDetector
+
+    if isinstance(detector, NeuralDetector):
+        if detector.smoothing == "hmm":
+            return HMMDecider(threshold, detector.hmm_states, detector.hmm_stay)
+        if detector.smoothing == "median":
+            return MedianDecider(threshold, detector.median_s)
+    return ThresholdDecider(threshold)  # Detector.decide: scores > threshold
+
+
+def decision_stream(detector, threshold: float, context_s: float = 10.0) -> DecisionStream:
+    left, right, align = window_context(detector, context_s)
+    return DecisionStream(ScoreWindows(lambda wave: detector.scores(wave, SAMPLE_RATE), left, right, align),
+                          decider_of(detector, threshold))
+
+
+# ----------------------------------------------------------------------------- digital silence
+SILENCE = 1e-5  # common.audio.check_audio's silent level (-100 dBFS)
+
+
+def silent_frames(wave: np.ndarray, total: int) -> np.ndarray:
+    """(TOTAL,) bool: frame t's samples [t*HOP, (t+1)*HOP) all below SILENCE (no speech there, whatever a model
+    says: a silent recording has no speech)."""
+    loud = np.abs(np.asarray(wave)) >= SILENCE
+    padded = np.zeros(total * HOP, dtype=bool)
+    padded[: min(len(loud), total * HOP)] = loud[: total * HOP]
+    return ~padded.reshape(total, HOP).any(axis=1)
+
+
+class SilenceMask:
+    """silent_frames of a recording fed block by block, applied to its decisions as they come (frames in order)."""
+
+    def __init__(self):
+        self.rest = np.zeros(0, dtype=np.float32)  # samples of a frame not yet complete
+        self.flags = EMPTY  # silent flags of the frames not yet decided
+
+    def push(self, samples: np.ndarray, final: bool = False) -> None:
+        x = np.concatenate([self.rest, samples])
+        whole = len(x) // HOP if not final else n_frames(len(x), SAMPLE_RATE)
+        self.flags = np.concatenate([self.flags, silent_frames(x, whole)])
+        self.rest = x[whole * HOP:]
+
+    def apply(self, decisions: np.ndarray) -> np.ndarray:
+        n = len(decisions)
+        out = decisions & ~self.flags[:n]
+        self.flags = self.flags[n:]
+        return out

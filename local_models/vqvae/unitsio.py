@@ -1,0 +1,93 @@
+"""What the speech-to-units / units-to-speech commands do with files: one line per utterance, `<file stem> <unit>
+<unit> ...` (the recipe's codes.txt format), the pooled ZeroSpeech bitrate of a set, and where wavs go. Everything
+is computed before anything is written, so a bad input leaves no half-written output."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+from tqdm import tqdm
+
+from .bitrate import bitrate
+
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
+
+
+def units_line(stem: str, units: np.ndarray) -> str:
+    return f"{stem} {' '.join(map(str, np.asarray(units).tolist()))}\n"
+
+
+def unique_stems(paths: Sequence) -> List[str]:
+    """The file stems of PATHS (the utterance ids of the output); ValueError when two files share one."""
+    seen: Dict[str, str] = {}
+    for p in paths:
+        stem = Path(p).stem
+        if stem in seen:
+            raise ValueError(f"{seen[stem]} and {p} have the same name '{stem}': one units line each needs its own")
+        seen[stem] = str(p)
+    return list(seen)
+
+
+def encode_files(s2u, paths: Sequence) -> Tuple[str, List[str], float]:
+    """(units text, one summary line per file, bitrate over all files pooled as ZeroSpeech 2019 scores a set)."""
+    stems = unique_stems(paths)
+    out, lines, codes, durs = [], [], {}, {}
+    for stem, path in tqdm(list(zip(stems, paths)), desc="speech-to-units", disable=None, leave=False):
+        r = s2u(str(path))
+        codes[stem], durs[stem] = r["units"], r["duration"]
+        out.append(units_line(stem, r["units"]))
+        lines.append(f"{stem}: {len(r['units'])} units ({r['frame_rate']:g}/s) over {r['duration']:.2f} s, "
+                     f"bitrate {r['bitrate']:.2f} bits/s")
+    return "".join(out), lines, bitrate(codes, durs).bitrate
+
+
+def read_units(path) -> List[Tuple[str, str, np.ndarray]]:
+    """[(where 'file:line', stem, units)] of a units file; ValueError naming file:line for a malformed line."""
+    rows, seen = [], {}
+    text = Path(path).read_text(encoding="utf-8")
+    for n, line in enumerate(text.splitlines(), 1):
+        where = f"{path}:{n}"
+        parts = line.split()
+        if not parts:
+            continue
+        stem, tokens = parts[0], parts[1:]
+        if "/" in stem or stem.startswith("."):
+            raise ValueError(f"{where}: '{stem}' cannot name an output file")
+        if stem in seen:
+            raise ValueError(f"{where}: '{stem}' again (first at line {seen[stem]})")
+        if not tokens:
+            raise ValueError(f"{where}: '{stem}' has no units")
+        bad = next((i for i, t in enumerate(tokens) if not t.lstrip("-").isdigit()), None)
+        if bad is not None:
+            raise ValueError(f"{where}: unit {bad} of '{stem}' is '{tokens[bad]}', not an integer")
+        seen[stem] = n
+        rows.append((where, stem, np.array([int(t) for t in tokens], dtype=np.int64)))
+    if not rows:
+        raise ValueError(f"{path}: no units lines (`<name> <unit> <unit> ...`)")
+    return rows
+
+
+def output_paths(rows, output) -> List[Path]:
+    """OUTPUT itself (an audio file name: the units file must hold one line) or OUTPUT/<stem>.wav."""
+    output = Path(output)
+    if output.suffix.lower() in AUDIO_SUFFIXES:
+        if len(rows) != 1:
+            raise ValueError(f"-o {output} is one file, but the units file has {len(rows)} lines: give a directory")
+        return [output]
+    if output.exists() and not output.is_dir():
+        raise ValueError(f"-o {output}: exists and is not a directory (or name a .wav/.flac/.ogg)")
+    return [output / f"{stem}.wav" for _, stem, _ in rows]
+
+
+def synthesise_rows(u2s, rows, speaker=None) -> List[dict]:
+    """u2s(units) of every row; a bad unit's error names its file:line."""
+    if speaker is not None and speaker not in u2s.speakers:
+        raise ValueError(f"unknown speaker '{speaker}': this inverter speaks {', '.join(u2s.speakers)}")
+    done = []
+    for where, stem, units in tqdm(rows, desc="units-to-speech", disable=None, leave=False):
+        try:
+            done.append(u2s(units, speaker=speaker))
+        except ValueError as e:
+            raise ValueError(f"{where}: '{stem}': {e}") from None
+    return done
