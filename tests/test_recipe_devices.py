@@ -81,6 +81,8 @@ def kss_train(r):
 def tcstar_train(r):
     touch(r, "dump/M1/train_windows/pos")
     touch(r, "dump/M1/train/ling_shape", text="u 120,361\n")
+    touch(r, "dump/M1/dur_stats.npz")  # stage 4 also trains the speaker's duration model
+    touch(r, "dump/M1/train/lingp_shape", text="u 12,362\n")
     return ["--stage", "4", "--stop-stage", "4", "--speakers", "M1", "--systems", "big_salad"], "exp/M1/big_salad"
 
 
@@ -112,6 +114,8 @@ def kss_decode(r):
 
 def tcstar_decode(r):
     touch(r, "data/M1_test/lab.scp", "dump/M1/M1_test/ling.scp")
+    # the duration model decodes first, from its own best checkpoint (its criterion is its loss, not MCD)
+    touch(r, "exp/M1/duration/valid.loss.best.pth")
     return ["--stage", "5", "--stop-stage", "5", "--speakers", "M1", "--systems", "big_salad"], "salad_decode"
 
 
