@@ -6,7 +6,8 @@ model and Python included), after one warm-up call on a short input. Inputs are 
 speech by espeak-ng (a voice of the model's language) with pauses and low noise, tiled to length; texts by
 repeating a set of sentences in the model's language to the word count.
 
-  speech-segments  RTF = processing s / audio s; first output = first segment out of iter_segments
+  speech-segments  RTF = processing s / audio s; first output = first segment out of iter_segments (--chunk_s:
+                   the first segment comes after the first chunk is read and decided)
   speech-to-text   LID-free, streaming with the early switch-off; first output = first partial result
   text-to-speech   sentence by sentence (front end + acoustic model + vocoder); RTF = s / s of audio made;
                    first output = the first sentence's audio
@@ -95,7 +96,7 @@ def peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def measure_audio(paper: str, model, seconds: float, voice: str) -> dict:
+def measure_audio(paper: str, model, seconds: float, voice: str, chunk_s: float = 60.0) -> dict:
     sr = 16000
     audio = speech_audio(seconds, voice, sr)
     warm = speech_audio(1.0, voice, sr)
@@ -105,9 +106,10 @@ def measure_audio(paper: str, model, seconds: float, voice: str) -> dict:
         with tempfile.TemporaryDirectory() as d:
             path = Path(d) / "in.wav"
             soundfile.write(path, audio, sr)
-            model(str(path))  # warm-up (and the whole-file path)
+            soundfile.write(Path(d) / "warm.wav", warm, sr)
+            list(model.iter_segments(str(Path(d) / "warm.wav")))  # warm-up on 1 s: peak memory is the chunked path's
             t0, first = time.perf_counter(), None
-            for _ in model.iter_segments(str(path)):
+            for _ in model.iter_segments(str(path), chunk_s=chunk_s):
                 first = first if first is not None else time.perf_counter() - t0
             total = time.perf_counter() - t0
         return {"rtf": total / seconds, "first_s": first, "seconds": total}
@@ -158,7 +160,7 @@ def child(spec: dict) -> dict:
     else:
         langs = getattr(model, "languages", None) or ["en"]
         voice = VOICE.get(paper) or VOICE.get(langs[0], "en-us")
-        res = measure_audio(paper, model, spec["length"], voice)
+        res = measure_audio(paper, model, spec["length"], voice, spec.get("chunk_s", 60.0))
     return {**res, "load_s": load_s, "peak_mib": peak_mib(), "threads": torch.get_num_threads()}
 
 
@@ -174,10 +176,13 @@ def find_models():
     return list(found.values())
 
 
-def run_child(model: Path, length: int) -> dict:
+def run_child(model: Path, length: int, timeout: float, chunk_s: float = 60.0) -> dict:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, __file__, "--child", json.dumps({"model": str(model), "length": length})],
-                          capture_output=True, text=True, env=env)
+    try:
+        proc = subprocess.run([sys.executable, __file__, "--child", json.dumps({"model": str(model), "length": length, "chunk_s": chunk_s})],
+                              capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"not finished in {timeout} s"}
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -206,6 +211,8 @@ def main(argv=None) -> int:
     p.add_argument("--words", nargs="*", type=int, default=[10, 50, 200], help="text words (default: %(default)s)")
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "inference_speed"),
                    help="writes OUT.json and OUT.md (default: %(default)s)")
+    p.add_argument("--chunk_s", type=float, default=60.0, help="speech-segments' chunk (default: %(default)s)")
+    p.add_argument("--timeout", type=float, default=600, help="seconds per measurement (default: %(default)s)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
@@ -224,7 +231,7 @@ def main(argv=None) -> int:
         paper = card["paper"]
         lengths = args.words if paper in TEXTS else args.lengths
         for length in lengths:
-            r = run_child(model, length)
+            r = run_child(model, length, args.timeout, args.chunk_s)
             label = f"{length} words" if paper in TEXTS else f"{length} s"
             rows.append({"command": COMMAND[paper], "paper": paper, "system": card.get("system"), "input": label,
                          "model": str(model), **r})
