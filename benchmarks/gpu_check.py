@@ -68,9 +68,10 @@ KSS_SYSTEMS = "jdit tacotron2 transformer fastspeech"
 TCSTAR_SYSTEMS = "small_rnn small_salad big_rnn big_salad big_salad_win"
 RECIPES = [
     Recipe("fearless_steps/sad1",
-           ["--stop-stage", "3", "--train-min", "0.5", "--dev-min", "0.3", "--eval-min", "0.3",
+           ["--stop-stage", "3", "--train-min", "0.5", "--dev-min", "0.3", "--eval-min", "0.3", "--eval-ood-min", "0",
+            "--aug-copies", "0", "--data-args", "--events false",  # the device has no Debian sound packages
             "--systems", "cnn_hmm rnn_hmm seg_rnn"],
-           ["--stage", "4", "--stop-stage", "4", "--systems", "cnn_hmm rnn_hmm seg_rnn"],
+           ["--stage", "4", "--stop-stage", "4", "--systems", "cnn_hmm rnn_hmm seg_rnn", "--aug-copies", "0"],
            ["--stage", "5", "--stop-stage", "5", "--systems", "cnn_hmm rnn_hmm seg_rnn", "--test-sets", "eval"],
            {m: Model(f"exp/{m}", "local_models.sad.task:SADTask", 24, 50_000, SAD_SCHED)
             for m in ("cnn1d", "rnn", "seg_rnn")}),

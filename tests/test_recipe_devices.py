@@ -63,7 +63,7 @@ def data_dir(recipe: Path, name: str, utt="spk1-u1", text=None):
 
 # recipe -> (files its training stage checks, training run.sh options, the trained exp dir)
 def sad_train(r):
-    touch(r, "dump/train/chunks/feats_shape", "dump/dev/chunks/feats_shape")
+    touch(r, "dump/train_aug/chunks/feats_shape", "dump/dev/chunks/feats_shape")  # train + its augmented copies
     return ["--stage", "4", "--stop-stage", "4", "--systems", "seg_rnn"], "exp/seg_rnn"
 
 

@@ -209,7 +209,7 @@ def test_stat_sad_beats_energy_on_nonstationary_stream():
 
     mini = load_local("make_mini_corpus")
     voices = mini.split_voices(0)["dev"]
-    wave, regions = mini.build_stream(np.random.default_rng([7, 1]), voices, 120.0)
+    wave, regions, _ = mini.build_stream(np.random.default_rng([7, 1]), voices, 120.0)
     dur = {"r": len(wave) / 8000}
     ref = {"r": regions}
     stat = get_detector("stat_sad")

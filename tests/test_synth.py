@@ -172,9 +172,9 @@ def test_unknown_language_errors(capsys):
                  lambda: texts.sentences("xx", 2)):
         with pytest.raises(ValueError, match="unsupported language 'xx'.*hi"):
             call()
-    assert synth_corpus.main(["--lang", "fr", "/tmp/unused_w", "/tmp/unused_d"]) == 1
+    assert synth_corpus.main(["--lang", "zu", "/tmp/unused_w", "/tmp/unused_d"]) == 1
     err = capsys.readouterr().err
-    assert "unsupported language 'fr'" in err and "en-gb, en-us, es, gu, hi, ko, ta" in err
+    assert "unsupported language 'zu'" in err and "en-gb-x-rp, en-us, es, fr, gu, hi, it, ko" in err
 
 
 def test_bad_items_error(tmp_path):

@@ -16,7 +16,9 @@ case "${1:-}" in
 esac
 
 # gcc: pysptk and zerospeech-libriabx2 ship as sources and are compiled at install time
-debian_packages="espeak-ng libespeak-ng1 sox libsndfile1 gcc"
+# fluidsynth ... sound-icons: the SAD recipe's built-in non-speech set (egs/fearless_steps/sad1/local/make_nonspeech_set.py)
+debian_packages="espeak-ng libespeak-ng1 sox libsndfile1 gcc
+    fluidsynth timgm6mb-soundfont sound-theme-freedesktop frozen-bubble-data sound-icons"
 
 install_debian() {
     local missing=()

@@ -41,11 +41,19 @@ from local_models.common.datadir import atomic_open, c_sort_key, write_data_dir
 SUPPORTED_LANGS: Dict[str, str] = {
     "en-gb": "en",
     "en-us": "en-us",
+    # other English accents: the SAD recipe's held-out evaluation voices (never in its training splits)
+    "en-029": "en-029",
+    "en-gb-scotland": "en-gb-scotland",
+    "en-gb-x-gbcwmd": "en-gb-x-gbcwmd",
+    "en-gb-x-rp": "en-gb-x-rp",
     "es": "es",
     "gu": "gu",
     "hi": "hi",
     "ko": "ko",
     "ta": "ta",
+    # babble only (the SAD recipe's non-speech set, egs/fearless_steps/sad1/local/make_nonspeech_set.py)
+    "cs": "cs", "de": "de", "fr": "fr", "it": "it", "nl": "nl",
+    "pl": "pl", "pt": "pt", "ru": "ru", "sv": "sv", "tr": "tr",
 }
 VARIANTS = tuple(f"m{i}" for i in range(1, 8)) + tuple(f"f{i}" for i in range(1, 6))
 SIL = "sil"

@@ -18,11 +18,18 @@ _LATIN = ((0x41, 0x5A), (0x61, 0x7A), (0xC0, 0x24F))
 LANGS: Dict[str, Tuple[str, Tuple[Tuple[int, int], ...]]] = {
     "en-gb": ("en", _LATIN),
     "en-us": ("en", _LATIN),
+    # English accents of the SAD recipe's held-out evaluation voices (synth.SUPPORTED_LANGS lists them too)
+    "en-029": ("en", _LATIN), "en-gb-scotland": ("en", _LATIN), "en-gb-x-gbcwmd": ("en", _LATIN),
+    "en-gb-x-rp": ("en", _LATIN),
     "es": ("es", _LATIN),
     "gu": ("gu", ((0x0A80, 0x0AFF),)),
     "hi": ("hi", ((0x0900, 0x097F),)),
     "ko": ("ko", ((0xAC00, 0xD7A3), (0x1100, 0x11FF), (0x3130, 0x318F))),
     "ta": ("ta", ((0x0B80, 0x0BFF),)),
+    # babble languages of the SAD recipe's non-speech set (synth.SUPPORTED_LANGS lists them too)
+    "cs": ("cs", _LATIN), "de": ("de", _LATIN), "fr": ("fr", _LATIN), "it": ("it", _LATIN),
+    "nl": ("nl", _LATIN), "pl": ("pl", _LATIN), "pt": ("pt", _LATIN), "ru": ("ru", ((0x0400, 0x04FF),)),
+    "sv": ("sv", _LATIN), "tr": ("tr", _LATIN),
 }
 # A few unit keys per category: unit names are common nouns, a useful contrast to proper names.
 _UNITS = (

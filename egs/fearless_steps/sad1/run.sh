@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fearless Steps SAD (paper 004, Heitkaemper et al.): statistical and neural speech activity detection.
-# Stages: 1 data (FS02 via db.sh, else the Apollo-like espeak-ng mini corpus)
+# Stages: 1 data (FS02 via db.sh, else the Apollo-like espeak-ng mini corpus with music / tones / noise events; the
+#           held-out eval_ood of a different make; train_aug = train + augmented copies, MUSAN / RIRS_NOISES via db.sh)
 #         2 features (STFT magnitude: FFT 512, 50 ms window, 10 ms shift -> dump/, for the neural systems)
 #         3 chunks (random 4 s training / validation chunks of features + frame labels -> dump/<set>/chunks)
 #         4 train (the neural nets cnn1d / rnn / seg_rnn needed by ${systems}, ESPnet2 trainer -> exp/<model>,
@@ -22,16 +23,18 @@ stop_stage=9
 nj=2
 train_set=train
 dev_set=dev
-test_sets="dev eval"
+test_sets="dev eval eval_ood"  # eval_ood: held-out set of a different make (stage 1); sets absent from data/ skipped
 systems="energy webrtcvad silero_vad stat_sad cnn_hmm cnn_median rnn_hmm rnn_median seg_rnn majority_vote"
 train_config_suffix=_tiny  # conf/tuning/train_<model>${suffix}.yaml: "" = paper size, _tiny = mini corpus, _smoke = tests
 chunks_per_frame_span=1.5  # training chunks per recording = frames / 400 x this
 train_min=30        # mini corpus size (minutes of audio per split)
 dev_min=10
 eval_min=10
+eval_ood_min=10     # 0: no eval_ood
+aug_copies=1        # augmented copies per training recording (0: train on ${train_set} as it is)
+data_args=""        # extra local/data.sh options, e.g. "--nonspeech-scale 0.2"
 seed=0
-# paper Fig. 7 grid, "L:S" in 10 ms frames (S <= L); the paper sweeps L 50 ms-1 s and S 10-150 ms, e.g.
-# "5:1 10:1 25:1 50:1 5:5 10:5 25:5 50:5 25:15 50:15 100:15" with the paper-size config; "" skips stage 7
+# paper Fig. 7 grid, "L:S" in 10 ms frames (S <= L; paper: L 50 ms-1 s, S 10-150 ms, e.g. "5:1 10:1 50:5 100:15"); ""=skip
 seg_grid="5:1 25:1 5:5 25:5"
 ngpu=$(default_ngpu)    # GPUs per training job (0: CPU; > 1: ESPnet2's DDP); default 1 when nvidia-smi lists a GPU
 gpu_inference=false     # decode the neural systems on a GPU (through cuda_cmd)
@@ -47,24 +50,23 @@ setup_devices
 check_seg_grid
 corpus=$(corpus_name FEARLESS_STEPS fs02)
 models=$(nets_of "${systems}")  # the nets behind the neural systems
-all_sets=$(uniq_words "${dev_set} ${test_sets}")
+train_data=${train_set}; [ "${aug_copies}" -gt 0 ] && train_data=${train_set}_aug  # what the nets train on
+all_sets=$(present_sets "${dev_set} ${test_sets}")
 
 if stage_enabled 1; then
     log "Stage 1: data -> data/{${train_set},${dev_set},eval} (corpus: ${corpus})"
-    local/data.sh --train-min "${train_min}" --dev-min "${dev_min}" --eval-min "${eval_min}" --seed "${seed}"
-    for x in ${train_set} ${dev_set} eval; do
-        [ -d "data/${x}" ] && validate_data_dir --no-text "data/${x}"
-    done
+    make_data  # local/data.sh with the corpus options; every set it wrote validated
+    all_sets=$(present_sets "${dev_set} ${test_sets}")
 fi
 
 if stage_enabled 2; then
     log "Stage 2: STFT magnitude features -> dump/<set>/feats.*.{ark,scp}"
-    for x in ${train_set} ${all_sets}; do stft_feats "${x}"; done
+    for x in ${train_data} ${all_sets}; do stft_feats "${x}"; done
 fi
 
 if stage_enabled 3 && [ -n "${models}" ]; then
-    log "Stage 3: random 4 s chunks (features + frame labels) -> dump/{${train_set},${dev_set}}/chunks"
-    for x in ${train_set} ${dev_set}; do
+    log "Stage 3: random 4 s chunks (features + frame labels) -> dump/{${train_data},${dev_set}}/chunks"
+    for x in ${train_data} ${dev_set}; do
         require "dump/${x}/feats.scp" "stage 2 (features)"
         span=${chunks_per_frame_span}
         [ "${x}" = "${dev_set}" ] && span=0.5  # validation loss only: fewer chunks
@@ -78,7 +80,7 @@ if stage_enabled 4 && [ -n "${models}" ]; then
     for m in ${models}; do
         conf=conf/tuning/train_${m}${train_config_suffix}.yaml
         require "${conf}" "a training config"
-        for x in ${train_set} ${dev_set}; do require "dump/${x}/chunks/feats_shape" "stage 3 (chunks)"; done
+        for x in ${train_data} ${dev_set}; do require "dump/${x}/chunks/feats_shape" "stage 3 (chunks)"; done
         train_model "${conf}" "exp/${m}"
     done
 fi
@@ -116,15 +118,7 @@ if stage_enabled 7 && [ -n "${seg_grid}" ] && [[ " ${systems} " == *" seg_rnn "*
         ref=""
         [ -f exp/cnn_hmm/threshold.sweep.json ] && ref="--reference exp/cnn_hmm/threshold.sweep.json"
         python -m local_models.bin.sad_seg_grid ${ref} ${grid_dirs}
-        # Table 2 uses the dev-best (L, S), as the paper did: when that is not exp/seg_rnn's own point, decode
-        # every set with it as system seg_rnn_devbest (threshold tuned on dev like every other system)
-        best=$(python -c "import json; print(json.load(open('exp/seg_grid/grid.json'))['best']['model_dir'])")
-        if [ "${best}" = exp/seg_rnn ]; then
-            rm -rf exp/seg_rnn_devbest  # from an earlier grid whose best point was elsewhere
-        else
-            log "Stage 7: dev-best grid point ${best} -> exp/seg_rnn_devbest (Table 2 'Seg. RNN, dev-best')"
-            decode_devbest "${best}" exp/seg_rnn_devbest
-        fi
+        devbest_system  # Table 2's seg RNN row: the dev-best (L, S), as the paper chose it (local/lib.sh)
     fi
 fi
 

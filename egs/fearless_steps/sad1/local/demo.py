@@ -2,8 +2,9 @@
 
   python local/demo.py fresh OUT.wav REF.rttm   a 45 s Apollo-like stream no stage of the recipe saw: the mini-corpus
                                                 synthesiser (local/make_mini_corpus.py) with another seed (new words,
-                                                noise, SNR drift, tones), voices of the eval split (no training
-                                                stream has them), written at 16 kHz (the systems run at 8 kHz)
+                                                noise, SNR drift, tones), eval_ood's accents (no training stream has
+                                                them) and with --nonspeech the held-out make's music / tones / noises,
+                                                written at 16 kHz (the systems run at 8 kHz)
   python local/demo.py summary ...              exp/demo/summary.md: what went in, the segments each packed system
                                                 found beside the true speech, frame accuracy, inference time
 """
@@ -17,20 +18,22 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from make_mini_corpus import SR, build_stream, split_voices  # noqa: E402
+from make_mini_corpus import BANDS, SR, build_stream, split_voices  # noqa: E402
 
 from local_models.common.datadir import atomic_open  # noqa: E402
+from local_models.sad.augment import NonSpeechSet  # noqa: E402
 from local_models.sad.labels import read_rttm, to_mask, write_rttm  # noqa: E402
 
 FRESH_SEED = 20240229  # the recipe's streams use np.random.default_rng([seed, split, i]) with seed 0 by default
 
 
-def fresh(out_wav: Path, ref_rttm: Path, seconds: float, rate: int) -> None:
+def fresh(out_wav: Path, ref_rttm: Path, seconds: float, rate: int, nonspeech=None) -> None:
     import soundfile
     from scipy.signal import resample_poly
 
     rng = np.random.default_rng(FRESH_SEED)
-    wave, regions = build_stream(rng, split_voices(0)["eval"], seconds)
+    wave, regions, _ = build_stream(rng, split_voices(0)["eval_ood"], seconds, band=BANDS["eval_ood"],
+                                    nonspeech=NonSpeechSet(nonspeech) if nonspeech else None)
     if rate != SR:
         wave = resample_poly(wave, rate, SR).astype(np.float32)
     out_wav.parent.mkdir(parents=True, exist_ok=True)
@@ -58,7 +61,7 @@ def summary(args) -> str:
              f"Recipe at a quick size (mini corpus {args.sizes}) incl. the pack stage: {args.run_seconds:.0f} s. "
              f"Fresh input `{args.input}`: {info.duration:.1f} s at "
              f"{info.samplerate} Hz (the mini-corpus synthesiser with seed {FRESH_SEED}: new words, noise and SNR "
-             f"drift; eval-split voices, which no training stream has), {len(ref)} speech bursts, "
+             f"drift, held-out accents no training stream has{args.nonspeech_note}), {len(ref)} speech bursts, "
              f"{100 * truth.mean():.0f} % speech.", "",
              f"True speech (s): {fmt(ref)}", "",
              "| system (`speech-segments --model exp/<system>/packed/model.tar.gz`) | dev DCF (recipe) | threshold "
@@ -91,17 +94,19 @@ def main(argv=None) -> int:
     f.add_argument("ref_rttm", type=Path)
     f.add_argument("--seconds", type=float, default=45.0)
     f.add_argument("--rate", type=int, default=16000)
+    f.add_argument("--nonspeech", help="MUSAN-like dir of non-speech to mix in (the demo: the held-out make)")
     s = sub.add_parser("summary")
     s.add_argument("--input", required=True)
     s.add_argument("--ref", required=True)
     s.add_argument("--hyp", nargs="+", required=True, help="SYSTEM=RTTM:SECONDS")
     s.add_argument("--model-pattern", default="exp/{system}/packed/model.tar.gz")
     s.add_argument("--sizes", default="")
+    s.add_argument("--nonspeech-note", default="", help="what non-speech the fresh input has (a phrase)")
     s.add_argument("--run-seconds", type=float, required=True)
     s.add_argument("--out", required=True)
     args = p.parse_args(argv)
     if args.cmd == "fresh":
-        fresh(args.out_wav, args.ref_rttm, args.seconds, args.rate)
+        fresh(args.out_wav, args.ref_rttm, args.seconds, args.rate, args.nonspeech)
     else:
         with atomic_open(args.out) as out:
             out.write(summary(args))

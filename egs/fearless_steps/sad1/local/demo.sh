@@ -3,8 +3,8 @@
 # (a 1/1/1-minute mini corpus, the smoke-size 1-D CNN trained 80 steps of batch 8, no Fig. 7 grid; stages 1-9 incl.
 # pack; its report goes to exp/demo/RESULTS.md, the committed RESULTS.md stays) for stat_sad and cnn_hmm, then a
 # FRESH 45 s recording no stage saw (the mini-corpus synthesiser with another seed: new words, noise and SNR drift;
-# eval-split voices, which no training stream has; written at 16 kHz) through each packed system alone:
-# speech-segments --rttm -> exp/demo/{fresh.wav,fresh_ref.rttm,<system>.rttm,summary.md}. Options go to run.sh.
+# eval_ood's accents and the held-out make's music / tones / noises, which no training stream has; 16 kHz) through
+# each packed system alone: speech-segments --rttm -> exp/demo/{fresh.wav,fresh_ref.rttm,<system>.rttm,summary.md}. Options go to run.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . ./path.sh
@@ -14,12 +14,12 @@ training="--num_iters_per_epoch 40 --max_epoch 2 --batch_size 8"  # 3 steps (smo
 seconds() { awk -v a="$1" -v b="${EPOCHREALTIME}" 'BEGIN { printf "%.2f", b - a }'; }
 
 start=${EPOCHREALTIME}
-./run.sh --train-min 1 --dev-min 1 --eval-min 1 --train-config-suffix _smoke --seg-grid "" --systems "${systems}" \
-    --train-args "${training}" --results-md exp/demo/RESULTS.md "$@"
+./run.sh --train-min 1 --dev-min 1 --eval-min 1 --eval-ood-min 1 --train-config-suffix _smoke --seg-grid "" \
+    --systems "${systems}" --train-args "${training}" --results-md exp/demo/RESULTS.md "$@"
 run_s=$(seconds "${start}")
 
 mkdir -p exp/demo
-python local/demo.py fresh exp/demo/fresh.wav exp/demo/fresh_ref.rttm
+python local/demo.py fresh --nonspeech downloads/nonspeech/eval exp/demo/fresh.wav exp/demo/fresh_ref.rttm
 hyps=()
 for s in ${systems}; do
     log "demo: speech-segments --model exp/${s}/packed/model.tar.gz --rttm exp/demo/${s}.rttm exp/demo/fresh.wav"
@@ -29,5 +29,6 @@ for s in ${systems}; do
     hyps+=("${s}=exp/demo/${s}.rttm:$(seconds "${t0}")")
 done
 python local/demo.py summary --input exp/demo/fresh.wav --ref exp/demo/fresh_ref.rttm --hyp "${hyps[@]}" \
+    --nonspeech-note "; music, tones and noises of the held-out make (downloads/nonspeech/eval)" \
     --sizes "1/1/1 min train/dev/eval; the smoke-size 1-D CNN, 80 steps of batch 8" --run-seconds "${run_s}" --out exp/demo/summary.md
 log "demo: exp/demo/summary.md"

@@ -5,6 +5,16 @@ uniq_words() {
     echo "$1" | tr ' ' '\n' | awk 'NF && !seen[$0]++' | tr '\n' ' '
 }
 
+# present_sets "SETS": the sets of SETS (first-seen order) that data/ holds; stage 1 makes them, a user's own one
+# must be there before stage 5 (which requires it)
+present_sets() {
+    local x out=""
+    for x in $(uniq_words "$1"); do
+        [ -d "data/${x}" ] || [ "${x}" != eval_ood ] && out+="${x} "
+    done
+    echo "${out}"
+}
+
 # has_ref SET: data/SET has a reference (ref.rttm or ref_segments)
 has_ref() {
     [ -f "data/$1/ref.rttm" ] || [ -f "data/$1/ref_segments" ]
@@ -51,11 +61,11 @@ stft_feats() {
 train_model() {
     local conf=$1 out=$2; shift 2
     espnet_train "${out}" sad_train --config "${conf}" \
-            --train_data_path_and_name_and_type "dump/${train_set}/chunks/feats.scp,feats,kaldi_ark" \
-            --train_data_path_and_name_and_type "dump/${train_set}/chunks/labels.scp,labels,kaldi_ark" \
+            --train_data_path_and_name_and_type "dump/${train_data}/chunks/feats.scp,feats,kaldi_ark" \
+            --train_data_path_and_name_and_type "dump/${train_data}/chunks/labels.scp,labels,kaldi_ark" \
             --valid_data_path_and_name_and_type "dump/${dev_set}/chunks/feats.scp,feats,kaldi_ark" \
             --valid_data_path_and_name_and_type "dump/${dev_set}/chunks/labels.scp,labels,kaldi_ark" \
-            --train_shape_file "dump/${train_set}/chunks/feats_shape" \
+            --train_shape_file "dump/${train_data}/chunks/feats_shape" \
             --valid_shape_file "dump/${dev_set}/chunks/feats_shape" "$@"
 }
 
@@ -155,5 +165,28 @@ pack_systems() {
     done
     if [[ " ${systems} " == *" seg_rnn "* ]] && [ -f exp/seg_rnn_devbest/model_dir ]; then
         pack_system sad seg_rnn_devbest
+    fi
+}
+
+# make_data: stage 1's local/data.sh with the corpus options, then every set it wrote validated
+make_data() {
+    local x
+    local/data.sh --train-min "${train_min}" --dev-min "${dev_min}" --eval-min "${eval_min}" --seed "${seed}" \
+        --eval-ood-min "${eval_ood_min}" --aug-copies "${aug_copies}" ${data_args}
+    for x in ${train_data} ${dev_set} eval eval_ood; do
+        [ ! -d "data/${x}" ] || validate_data_dir --no-text "data/${x}"
+    done
+}
+
+# devbest_system: Table 2 uses the dev-best (L, S) of stage 7's grid, as the paper did: when that is not exp/seg_rnn's
+# own point, decode every set with it as system seg_rnn_devbest (threshold tuned on dev like every other system)
+devbest_system() {
+    local best
+    best=$(python -c "import json; print(json.load(open('exp/seg_grid/grid.json'))['best']['model_dir'])")
+    if [ "${best}" = exp/seg_rnn ]; then
+        rm -rf exp/seg_rnn_devbest  # from an earlier grid whose best point was elsewhere
+    else
+        log "Stage 7: dev-best grid point ${best} -> exp/seg_rnn_devbest (Table 2 'Seg. RNN, dev-best')"
+        decode_devbest "${best}" exp/seg_rnn_devbest
     fi
 }

@@ -1,0 +1,116 @@
+"""The `events` table of a SAD data dir and the robustness metrics it allows (docs/metrics.md).
+
+`data/<set>/events`: one line per event, `<rec> <start> <end> <kind> <snr_db>`, times in seconds. Kinds: the non-speech
+that was mixed in (music, tone, noise, babble) at its SNR against the speech level, and every reference speech
+segment (speech) at its local SNR against the background noise. Written by the mini-corpus builder and by the
+augmentation; a corpus without one is scored without the robustness table.
+
+Metrics, on a 10 ms grid, pooled over the set's recordings:
+- false-alarm share of a kind: of the time a KIND event sounds and the reference is non-speech, the share the
+  system calls speech (music under speech is not counted: it is speech time);
+- background-only false alarms: the same over non-speech time with no event at all (the stationary noise);
+- miss rate by SNR band: of the reference speech inside speech rows of that band, the share the system misses.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, Iterable, List, Mapping, Tuple
+
+import numpy as np
+
+from local_models.common.datadir import DataDirError, atomic_open, iter_lines
+
+from .augment import Event
+from .labels import Intervals, to_mask
+
+GRID = 0.01
+NONSPEECH_KINDS = ("music", "tone", "noise", "babble")
+SNR_BANDS = ((-np.inf, 5.0), (5.0, 10.0), (10.0, 15.0), (15.0, np.inf))
+
+
+def band_name(lo: float, hi: float) -> str:
+    if lo == -np.inf:
+        return f"< {hi:g} dB"
+    return f">= {lo:g} dB" if hi == np.inf else f"{lo:g}-{hi:g} dB"
+
+
+def write_events(path, events: Mapping[str, Iterable[Event]]) -> None:
+    """EVENTS {rec: [Event]} as the `events` table, recordings in byte order, events by start time."""
+    with atomic_open(path) as f:
+        for rec in sorted(events, key=str.encode):
+            for e in sorted(events[rec], key=lambda e: (e.start, e.end, e.kind)):
+                if round(e.end, 3) <= round(e.start, 3):
+                    continue  # under a millisecond (an event cut by the end of the recording): not a row
+                f.write(f"{rec} {e.start:.3f} {e.end:.3f} {e.kind} {e.snr_db:.1f}\n")
+
+
+def read_events(path) -> Dict[str, List[Event]]:
+    """The `events` table; a malformed line raises DataDirError naming the file and line."""
+    out: Dict[str, List[Event]] = {}
+    for lineno, line in iter_lines(path):
+        f = line.split()
+        if not f:
+            continue
+        if len(f) != 5:
+            raise DataDirError(path, lineno, "expected '<rec> <start> <end> <kind> <snr_db>'")
+        try:
+            start, end, snr = float(f[1]), float(f[2]), float(f[4])
+        except ValueError:
+            raise DataDirError(path, lineno, "start / end / snr_db are not numbers") from None
+        if not 0 <= start < end:
+            raise DataDirError(path, lineno, f"bad interval start={start} end={end}")
+        if f[3] not in NONSPEECH_KINDS + ("speech",):
+            raise DataDirError(path, lineno, f"unknown kind '{f[3]}' (one of {', '.join(NONSPEECH_KINDS)}, speech)")
+        out.setdefault(f[0], []).append(Event(start, end, f[3], snr))
+    return out
+
+
+def load_events(data_dir) -> Dict[str, List[Event]]:
+    """data_dir/events, or {} when the set has none."""
+    f = Path(data_dir) / "events"
+    return read_events(f) if f.is_file() else {}
+
+
+def _mask(events: Iterable[Event], n: int, keep) -> np.ndarray:
+    return to_mask([(e.start, e.end) for e in events if keep(e)], n, GRID)
+
+
+def robustness(ref: Mapping[str, Intervals], hyp: Mapping[str, Intervals], durations: Mapping[str, float],
+               events: Mapping[str, List[Event]]) -> Dict[str, Dict[str, float]]:
+    """{'fa': {kind: share, 'background': share}, 'miss_by_snr': {band: rate}, 'seconds': {...}} over the
+    recordings that have events; a kind or band with no time is left out."""
+    fa_num: Dict[str, float] = {}
+    fa_den: Dict[str, float] = {}
+    miss_num: Dict[str, float] = {}
+    miss_den: Dict[str, float] = {}
+    for rec, dur in durations.items():
+        if rec not in events:
+            continue
+        n = int(round(dur / GRID))
+        r, h = to_mask(ref.get(rec, []), n, GRID), to_mask(hyp.get(rec, []), n, GRID)
+        any_event = _mask(events[rec], n, lambda e: e.kind != "speech")
+        for kind in NONSPEECH_KINDS:
+            m = _mask(events[rec], n, lambda e, k=kind: e.kind == k) & ~r
+            fa_num[kind] = fa_num.get(kind, 0.0) + float(np.sum(m & h))
+            fa_den[kind] = fa_den.get(kind, 0.0) + float(np.sum(m))
+        quiet = ~r & ~any_event
+        fa_num["background"] = fa_num.get("background", 0.0) + float(np.sum(quiet & h))
+        fa_den["background"] = fa_den.get("background", 0.0) + float(np.sum(quiet))
+        for lo, hi in SNR_BANDS:
+            m = _mask(events[rec], n, lambda e: e.kind == "speech" and lo <= e.snr_db < hi) & r
+            b = band_name(lo, hi)
+            miss_num[b] = miss_num.get(b, 0.0) + float(np.sum(m & ~h))
+            miss_den[b] = miss_den.get(b, 0.0) + float(np.sum(m))
+    return {"fa": {k: fa_num[k] / fa_den[k] for k in fa_den if fa_den[k]},
+            "miss_by_snr": {b: miss_num[b] / miss_den[b] for b in miss_den if miss_den[b]},
+            "seconds": {**{k: fa_den[k] * GRID for k in fa_den}, **{b: miss_den[b] * GRID for b in miss_den}}}
+
+
+def event_seconds(events: Mapping[str, List[Event]]) -> Dict[str, Tuple[int, float]]:
+    """{kind: (count, seconds)} of an events table (for the data summary)."""
+    out: Dict[str, Tuple[int, float]] = {}
+    for evs in events.values():
+        for e in evs:
+            c, s = out.get(e.kind, (0, 0.0))
+            out[e.kind] = (c + 1, s + e.end - e.start)
+    return out
