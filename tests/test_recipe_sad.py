@@ -233,3 +233,10 @@ def test_packed_systems_run_alone(recipe, tmp_path, monkeypatch):
     # make stat_sad's false alarms; "all speech" or "none" would give a difference of 0)
     recall, false_alarm = hyp[ref].mean(), hyp[~ref].mean()
     assert recall > 0.6 and recall - false_alarm > 0.3, (recall, false_alarm)
+
+
+def test_bad_aug_copies_fails_before_any_work(tmp_path):
+    dst = tmp_path / "sad1"
+    shutil.copytree(RECIPE, dst, ignore=shutil.ignore_patterns("data", "dump", "exp", "downloads", "RESULTS.md"))
+    proc = run(dst, "--aug-copies", "one", check=False)
+    assert proc.returncode != 0 and "--aug-copies 'one' is not a number" in proc.stderr and "Stage 1" not in proc.stderr

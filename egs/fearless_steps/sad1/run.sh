@@ -50,6 +50,7 @@ setup_devices
 check_seg_grid
 corpus=$(corpus_name FEARLESS_STEPS fs02)
 models=$(nets_of "${systems}")  # the nets behind the neural systems
+[[ "${aug_copies}" =~ ^[0-9]+$ ]] || die "--aug-copies '${aug_copies}' is not a number of copies (0, 1, 2, ...)"
 train_data=${train_set}; [ "${aug_copies}" -gt 0 ] && train_data=${train_set}_aug  # what the nets train on
 all_sets=$(present_sets "${dev_set} ${test_sets}")
 
