@@ -15,6 +15,7 @@ Writes --out (default benchmarks/results/gpu_check.json: each recipe's scoring s
 
     python benchmarks/gpu_check.py                                  # on a GPU machine, all recipes
     python benchmarks/gpu_check.py --device cpu --steps 1 --max-batch 2 --recipes sad1 --out /tmp/x.json
+    python benchmarks/gpu_check.py --stage merge --merge kss.json   # a partial run's recipes into --out
 """
 import argparse
 import importlib
@@ -23,6 +24,7 @@ import math
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -139,21 +141,36 @@ def get_parser():
     p.add_argument("--precisions", default="fp32 bf16", help="timed precisions (bf16: autocast)")
     p.add_argument("--recipes", default="", help="a subset, e.g. 'sad1 tts1' (names or their last part)")
     p.add_argument("--workdir", default="", help="where the recipe copies run (default: a fresh temp dir)")
-    p.add_argument("--stage", default="all", choices=["all", "prepare", "run"],
+    p.add_argument("--merge", action="append", default=[], metavar="JSON",
+                   help="with --stage merge: results of a partial run (--recipes) to fold into --out; its recipes "
+                        "replace theirs, the others keep their rows and the machine that measured them (repeatable)")
+    p.add_argument("--stage", default="all", choices=["all", "prepare", "run", "merge"],
                    help="prepare: copy the recipes into --workdir and build their mini corpora and features (CPU "
                         "work that needs espeak-ng: do it on a machine with `make install`); run: train, decode "
-                        "and measure in a prepared --workdir (the GPU machine, which has no espeak-ng); all: both")
+                        "and measure in a prepared --workdir (the GPU machine, which has no espeak-ng); all: both; "
+                        "merge: fold the --merge files into --out, nothing run")
+    p.add_argument("--timeout", type=float, default=0,
+                   help="seconds per run.sh call (0: none); a training past it fails its recipe, a decode past it "
+                        "is reported and the trained models are still timed, and the JSON is written either way")
     p.add_argument("--out", default=str(DEFAULT_OUT), help="results JSON (default %(default)s)")
     return p
 
 
-def run_sh(recipe_dir: Path, *args):
+def run_sh(recipe_dir: Path, *args, timeout=None):
+    """run.sh ARGS in RECIPE_DIR; past TIMEOUT seconds its whole process group (the training jobs too) is killed."""
     env = {k: v for k, v in os.environ.items() if k not in _UNSET}
     env["MAIN_ROOT"] = str(ROOT)
     t0 = time.perf_counter()
-    proc = subprocess.run(["bash", "run.sh", *args], cwd=recipe_dir, env=env, capture_output=True, text=True)
+    proc = subprocess.Popen(["bash", "run.sh", *args], cwd=recipe_dir, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise RuntimeError(f"{recipe_dir.name}: run.sh {' '.join(args)} stopped at the --timeout of {timeout} s")
     if proc.returncode != 0:
-        raise RuntimeError(f"{recipe_dir.name}: run.sh {' '.join(args)} failed:\n{proc.stderr[-3000:]}")
+        raise RuntimeError(f"{recipe_dir.name}: run.sh {' '.join(args)} failed:\n{err[-3000:]}")
     return time.perf_counter() - t0
 
 
@@ -307,8 +324,29 @@ def write_result(out, result):
     tmp.replace(out)
 
 
+def merge_files(out: Path, files) -> int:
+    """--stage merge: each file's recipes replace theirs in OUT (a missing OUT starts from the first file)."""
+    if not files:
+        sys.exit("gpu_check: --stage merge needs --merge FILE")
+    for f in files:
+        if not Path(f).is_file():
+            sys.exit(f"gpu_check: --merge {f}: no such file")
+    result = json.loads(out.read_text()) if out.is_file() else None
+    for f in files:
+        new = json.loads(Path(f).read_text())
+        try:
+            result = new if result is None else gpu_report.merge(result, new)
+        except ValueError as e:
+            sys.exit(f"{e} ({f})")
+    write_result(out, result)
+    print("\n".join(gpu_report.table(result)))
+    return 0
+
+
 def main(argv=None):
     args = get_parser().parse_args(argv)
+    if args.stage == "merge":
+        return merge_files(Path(args.out), args.merge)
     import torch
 
     if args.stage != "prepare" and args.device == "cuda" and not torch.cuda.is_available():
@@ -324,7 +362,8 @@ def main(argv=None):
     work = work.resolve()  # measure() changes into each recipe
     precisions = args.precisions.split()
     env = environment(args.device if args.stage != "prepare" else "cpu")  # prepare needs no GPU
-    result = {"environment": env, "steps": args.steps, "rows": [], "errors": [], "stage_s": {}}
+    result = {"environment": env, "steps": args.steps, "rows": [], "errors": [], "stage_s": {},
+              "runs": [" ".join(["gpu_check.py", *(argv if argv is not None else sys.argv[1:])])]}
     for r in recipes:
         dst = work / r.name.replace("/", "_")
         capped = r.capped_batch.format(n=args.max_batch) if args.max_batch else ""
@@ -345,7 +384,7 @@ def main(argv=None):
         try:
             for step, opts in steps:
                 try:
-                    result["stage_s"][f"{r.name}:{step}"] = run_sh(dst, *opts)
+                    result["stage_s"][f"{r.name}:{step}"] = run_sh(dst, *opts, timeout=args.timeout or None)
                 except Exception as e:
                     if step != "decode":
                         raise

@@ -87,12 +87,47 @@ def test_results_section_names_what_was_measured(tmp_path, check):
 
 
 def test_committed_gpu_results_give_rows_or_a_reason():
-    """The committed H100 run (benchmarks/results/gpu_check.json): measured recipes get rows, the others the reason."""
+    """The committed runs (benchmarks/results/gpu_check.json, H100 then H200 merged): measured recipes get rows on
+    the machine that measured them, a recipe that did not finish its error."""
     result = json.loads(gpu_report.RESULTS_FILE.read_text())
     assert result["environment"]["device"] == "cuda"
     sad = "\n".join(gpu_report.section("fearless_steps/sad1"))
-    assert "| cnn1d |" in sad and "| rnn |" in sad and "Not measured" not in sad
+    assert "| cnn1d |" in sad and "| rnn |" in sad and "Not measured" not in sad and "H100" in sad
     tcstar = "\n".join(gpu_report.section("tcstar/tts1"))
-    assert "Not measured on a GPU yet" in tcstar and result["not_measured"]["tcstar/tts1"] in tcstar
+    assert "| big_salad_win |" in tcstar and "H200" in tcstar and "Not measured" not in tcstar
+    kss = "\n".join(gpu_report.section("kss/tts1"))
+    assert "FAILED on the device: kss/tts1" in kss and "--timeout of 140" in kss
     for row in result["rows"]:  # every measured model ran on the GPU as it does on the CPU
         assert row["parity_max_rel"] < 1e-3, row
+
+
+def _result(gpu, recipes, steps=10):
+    env = {"device": "cuda", "gpu": gpu, "torch": "2.11", "cuda": "13.0", "python": "3.12", "date": "2026-11-27"}
+    rows = [{"recipe": rec, "model": f"m_{rec.split('/')[0]}", "params_m": 1.0, "batch": 2, "paper_batch": 2,
+             "paper_steps": 10, "schedule": "s", "parity_max_rel": 0.0, "fp32": {"step_s": 0.5}} for rec in recipes]
+    return {"environment": env, "steps": steps, "rows": rows, "errors": [],
+            "stage_s": {f"{rec}:train": 1.0 for rec in recipes}, "not_measured": {}, "runs": [f"run on {gpu}"]}
+
+
+def test_merge_keeps_each_recipes_machine(tmp_path):
+    old = _result("H100", ["fearless_steps/sad1", "kss/tts1"])
+    old["not_measured"] = {"tcstar/tts1": "time ran out"}
+    out = tmp_path / "gpu_check.json"
+    out.write_text(json.dumps(old))
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(_result("H200", ["kss/tts1", "tcstar/tts1"])))
+    assert gpu_check.main(["--stage", "merge", "--merge", str(new), "--out", str(out)]) == 0
+    merged = json.loads(out.read_text())
+    assert sorted((r["recipe"], merged["recipe_environment"][r["recipe"]]["gpu"]) for r in merged["rows"]) == [
+        ("fearless_steps/sad1", "H100"), ("kss/tts1", "H200"), ("tcstar/tts1", "H200")]
+    assert merged["not_measured"] == {} and merged["runs"] == ["run on H100", "run on H200"]
+    assert "on H100" in "\n".join(gpu_report.section("fearless_steps/sad1", out))
+    tcstar = "\n".join(gpu_report.section("tcstar/tts1", out))
+    assert "on H200" in tcstar and "| m_tcstar |" in tcstar and "Not measured" not in tcstar
+    assert "Measured instead on H100 (torch 2.11, 2026-11-27): fearless_steps/sad1." in gpu_report.table(merged)
+    # a run of another length is not folded in: its projections would not compare
+    new.write_text(json.dumps(_result("H200", ["kss/tts1"], steps=3)))
+    with pytest.raises(SystemExit, match="--steps 3 differs"):
+        gpu_check.main(["--stage", "merge", "--merge", str(new), "--out", str(out)])
+    with pytest.raises(SystemExit, match="no such file"):
+        gpu_check.main(["--stage", "merge", "--merge", str(tmp_path / "missing.json"), "--out", str(out)])
