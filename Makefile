@@ -19,8 +19,9 @@ reproduce: install
 	$(PY) -m local_models.bin.run_demo --mode reproduce
 
 # pytest exits 5 when it collected no tests: that is a broken suite, not a pass.
-# One worker per core; a test file stays on one worker (its module fixtures run one recipe once).
-PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile --durations=15
+# One worker per core; a test file stays on one worker (its module fixtures run one recipe once), in the
+# order tests/conftest.py gives (longest first: no long module left as a tail for one worker).
+PYTEST := $(PY) -m pytest -q -p no:typeguard -n 2 --dist loadfile --no-loadscope-reorder --durations=15
 test: install
 	@rc=0; $(PYTEST) tests || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$rc

@@ -7,6 +7,11 @@ import pytest
 
 SLOW_FIXTURES = {"recipe", "check"}  # module-scoped: a whole run.sh / gpu_check.py run, shared by the module's tests
 SLOW_MODULES = {"test_paper_configs.py", "test_recipe_devices.py"}
+# The longest modules first (measured, 2 cores): with `--dist loadfile` each file goes whole to the next free worker,
+# so a long module started last is a tail that one worker runs alone while the other idles.
+LONGEST_FIRST = ("test_gpu_check.py", "test_recipe_sad.py", "test_recipe_tcstar.py", "test_recipe_indic.py",
+                 "test_recipe_kss.py", "test_recipe_zerospeech.py", "test_offline_imports.py", "test_kss_data.py",
+                 "test_jdit_model.py", "test_sad_neural.py", "test_paper_configs.py", "test_recipe_template.py")
 SLOW_TESTS = {
     "test_recipe_kss.py::test_smoke_whole_recipe_one_epoch",
     "test_recipe_kss.py::test_pwg_trains_resumes_and_vocodes",
@@ -35,6 +40,8 @@ def pytest_collection_modifyitems(config, items):
         collected.add(name), modules.add(module)
         if module in SLOW_MODULES or name in SLOW_TESTS or SLOW_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.slow)
+    rank = {m: i for i, m in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda it: rank.get(it.nodeid.split("::")[0].rsplit("/", 1)[-1], len(rank)))  # stable
     # a renamed test would silently leave the list: every name of a collected module must still exist
     missing = {n for n in SLOW_TESTS if n.split("::")[0] in modules} - collected
     if missing and not config.getoption("keyword"):

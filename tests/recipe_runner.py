@@ -1,6 +1,8 @@
 """Run a recipe's run.sh as a user would (a shared helper of the recipe tests; not a test module)."""
+import importlib.util
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -17,3 +19,24 @@ def run_recipe(recipe, *args, check=True, extra_env=None):
     if check and proc.returncode != 0:
         raise AssertionError(f"run.sh {' '.join(args)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
     return proc
+
+
+def load_nonspeech_set_script():
+    """egs/fearless_steps/sad1/local/make_nonspeech_set.py as a module (it is a recipe script, not a package)."""
+    spec = importlib.util.spec_from_file_location(
+        "make_nonspeech_set", ROOT / "egs" / "fearless_steps" / "sad1" / "local" / "make_nonspeech_set.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks the module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def nonspeech_sources_missing(script=None):
+    """Why the SAD recipe's built-in non-speech set cannot be built here (a Debian file missing), or None."""
+    ns = script or load_nonspeech_set_script()
+    try:
+        for make in ("train", "eval"):
+            ns.check_requirements(make)
+    except ns.MissingDebianFile as e:
+        return str(e)
+    return None

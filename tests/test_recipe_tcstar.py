@@ -135,7 +135,7 @@ def test_decodes_an_unseen_set_with_transcripts_only(recipe):
     (d / "text").write_text("".join(f"{u} {t}\n" for u, t in texts.items()))
     (d / "utt2spk").write_text("".join(f"{u} X\n" for u in texts))
     (d / "spk2utt").write_text("X X_1 X_2\n")
-    run(recipe, *SMALL, "--stage", "5", "--test-sets", "other")
+    run(recipe, *SMALL, "--stage", "5", "--stop-stage", "6", "--test-sets", "other")
     assert len((d / "lab.scp").read_text().splitlines()) == 2
     results = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
     # decoded by both speakers' models, scored against the new voice
@@ -179,7 +179,7 @@ def test_latency_benchmark_per_precision_with_distortion(recipe):
     assert set(lat["by_precision"]) == {"fp32", "int8"} and lat["precision"] == "fp32"
     assert lat["by_precision"]["int8"]["fits"]["big_rnn"]["speedup_vs_big_rnn"] == 1.0
     assert lat["by_precision"]["int8"]["fits"]["big_salad"]["params"] == lat["fits"]["big_salad"]["params"] > 0
-    run(recipe, *SMALL, "--stage", "6")
+    run(recipe, *SMALL, "--stage", "6", "--stop-stage", "6")
     md = (recipe / "RESULTS.md").read_text()
     assert "int8: at 1.5 s [s]" in md and "the 8x target" in md and "windowed - full Big SALAD MCD" in md
     m = json.loads((recipe / "exp" / "results.json").read_text())["systems"]["M1_big_salad_win"]

@@ -3,7 +3,6 @@ layout and sources.tsv agree, every clip is sane audio, the train and eval makes
 builds are byte-deterministic, and a missing Debian file gives one clear line."""
 import csv
 import hashlib
-import importlib.util
 import shutil
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+from recipe_runner import load_nonspeech_set_script, nonspeech_sources_missing
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "egs" / "fearless_steps" / "sad1" / "local" / "make_nonspeech_set.py"
@@ -19,27 +19,8 @@ APT = ("apt-get install fluidsynth timgm6mb-soundfont sound-theme-freedesktop fr
        "espeak-ng libespeak-ng1")
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("make_nonspeech_set", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks the module up
-    spec.loader.exec_module(module)
-    return module
-
-
-ns = _load()
-
-
-def _missing():
-    try:
-        for make in ("train", "eval"):
-            ns.check_requirements(make)
-    except ns.MissingDebianFile as e:
-        return str(e)
-    return None
-
-
-_why = _missing()
+ns = load_nonspeech_set_script()
+_why = nonspeech_sources_missing(ns)
 pytestmark = pytest.mark.skipif(_why is not None, reason=f"{_why}; to run: {APT}")
 
 

@@ -40,6 +40,7 @@ install_debian() {
 # Everything that decides the venv's content; a change in any of it re-runs the pip part.
 fingerprint() {
     cat "${tools}"/requirements*.txt "${tools}/constraints.txt" "${tools}/install.sh" "${root}/setup.py" \
+        "${tools}/typecheck_switch.py" \
         | sha256sum | cut -d' ' -f1
 }
 
@@ -67,6 +68,10 @@ ${pip} install -q -c "${tools}/constraints.txt" -r "${tools}/requirements.txt"
 # parallel-wavegan's setup.py imports pip: it cannot build in an isolated environment.
 ${pip} install -q --no-build-isolation -c "${tools}/constraints.txt" -r "${tools}/requirements-nobuild.txt"
 ${pip} install -q --no-build-isolation --no-deps -e "${root}"
+# typeguard's import-time instrumentation off in every process of the venv (tools/typecheck_switch.py says why)
+site=$("${venv}/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+cp "${tools}/typecheck_switch.py" "${site}/speech_recipes_typecheck.py"
+echo "import speech_recipes_typecheck" > "${site}/speech_recipes_typecheck.pth"
 ${pip} check >/dev/null || { ${pip} check; echo "install.sh: pip check failed" >&2; exit 1; }
 echo "${want}" > "${stamp}"
 echo "install.sh: tools/venv ready ($(du -sh "${venv}" | cut -f1))"

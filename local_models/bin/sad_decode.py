@@ -14,7 +14,7 @@ from local_models.sad.inference import decode_data_dir, make_detector
 def get_parser():
     p = argparse.ArgumentParser(
         prog="sad_decode",
-        description="Compute frame scores (10 ms) of SAD system SYSTEM for each recording in DATA_DIR "
+        description="Compute frame scores (10 ms) of SAD system SYSTEM for each recording in each DATA_DIR "
         "(wav.scp alone is enough; audio is resampled to --sample-rate). Writes OUT_DIR/scores.{ark,scp}, "
         "OUT_DIR/reco2dur and OUT_DIR/rtf.json (processing s / audio s, scoring plus the decision at the default threshold, "
         "with the thread count).",
@@ -27,13 +27,16 @@ def get_parser():
                    help="neural systems: checkpoint in the model dir (majority_vote: in each member's; default: "
                         "valid.loss.best.pth, else valid.loss.ave.pth, latest.pth, the newest <N>epoch.pth)")
     add_ngpu_option(p)  # the neural systems' nets run there; the others are numpy / CPU-only and ignore it
-    p.add_argument("data_dir")
-    p.add_argument("out_dir")
+    p.add_argument("dirs", nargs="+", metavar="DATA_DIR OUT_DIR",
+                   help="one or more pairs: each data dir is decoded into its out dir (the model loads once)")
     return p
 
 
 def main(argv=None):
-    args = get_parser().parse_args(argv)
+    parser = get_parser()
+    args = parser.parse_args(argv)
+    if len(args.dirs) % 2:
+        parser.error(f"DATA_DIR OUT_DIR come in pairs; got {len(args.dirs)} paths")
     torch.set_num_threads(1)
     try:
         device = device_of(args.ngpu)
@@ -47,13 +50,15 @@ def main(argv=None):
     except TypeError:
         print(f"sad_decode: --model-dir applies to the neural systems only, not '{args.system}'", file=sys.stderr)
         return 2
-    try:
-        audio_s, proc_s = decode_data_dir(detector, args.system, args.data_dir, args.out_dir, args.sample_rate, device)
-    except (DataDirError, AudioError, ValueError, OSError) as e:
-        print(f"sad_decode: {e}", file=sys.stderr)
-        return 1
     where = "1 thread" if device.type == "cpu" else str(device)
-    print(f"sad_decode: {args.system}: {audio_s:.0f} s of audio, RTF {proc_s / audio_s:.4f} ({where})", file=sys.stderr)
+    for data_dir, out_dir in zip(args.dirs[::2], args.dirs[1::2]):
+        try:
+            audio_s, proc_s = decode_data_dir(detector, args.system, data_dir, out_dir, args.sample_rate, device)
+        except (DataDirError, AudioError, ValueError, OSError) as e:
+            print(f"sad_decode: {e}", file=sys.stderr)
+            return 1
+        print(f"sad_decode: {args.system} {data_dir}: {audio_s:.0f} s of audio, RTF {proc_s / audio_s:.4f} ({where})",
+              file=sys.stderr)
     return 0
 
 

@@ -12,7 +12,6 @@ likewise. That is what this module calls (librosa is pinned in tools/constraints
 from __future__ import annotations
 
 import numpy as np
-from librosa.sequence import _viterbi
 
 
 def _f64(a) -> np.ndarray:
@@ -25,6 +24,10 @@ def viterbi(log_emis: np.ndarray, log_trans: np.ndarray, log_init: np.ndarray) -
     log_init (S,), S < 65536 (the core keeps states as uint16). Ties go to the lower state index."""
     if len(log_emis) == 0:  # the compiled core would write out of bounds
         raise ValueError("viterbi: no frames")
+    # imported here: librosa.sequence loads numba and scipy (4-7 s), which a tool that never decodes (packing,
+    # scoring) should not pay at start-up
+    from librosa.sequence import _viterbi
+
     states, _ = _viterbi(_f64(log_emis), _f64(log_trans), _f64(log_init))
     return states.astype(np.int32)
 

@@ -18,7 +18,9 @@ import yaml
 
 from local_models.common.features import FeatConfig
 
-from .model import STRIDE
+# the encoder's stride: two stride-2 convolutions, one code per 4 input frames (model.py; here so that reading a
+# packed model's settings does not import torch)
+STRIDE = 4
 
 SAMPLE_RATE, WIN_MS, HOP_MS = 16000, 25.0, 10.0
 # local/lib.sh extract: feature name -> extract_feats options (--kind ...)

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 # <= T (ESPnet maps a length of 0 to no padding at all).
 from espnet.nets.pytorch_backend.nets_utils import make_pad_mask
 
-STRIDE = 4
+from .frontend import STRIDE  # noqa: E402  (defined with the front end, which must not import torch)
 
 
 def utterance_mvn(x: torch.Tensor, mask: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:

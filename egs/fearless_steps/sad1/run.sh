@@ -91,11 +91,12 @@ if stage_enabled 5; then
     for x in ${all_sets}; do
         require "data/${x}/wav.scp" "stage 1 (data) or your own data dir with a wav.scp"
         validate_data_dir --no-text "data/${x}"
-        for s in ${systems}; do
-            [ "${s}" = majority_vote ] && continue  # decoded in stage 6, once its members' thresholds exist
-            # one job per system and set: RTFs are measured on one thread, one process at a time
-            decode_pool decode "${s}" "" "${x}" "exp/${s}/decode_${x}"
-        done
+    done
+    for s in ${systems}; do
+        [ "${s}" = majority_vote ] && continue  # decoded in stage 6, once its members' thresholds exist
+        # one job per system over every set: RTFs are measured on one thread, one process at a time
+        # shellcheck disable=SC2086  # word list
+        decode_pool decode "${s}" "" "exp/${s}" ${all_sets}
     done
     pool_wait
 fi

@@ -69,30 +69,37 @@ train_model() {
             --valid_shape_file "dump/${dev_set}/chunks/feats_shape" "$@"
 }
 
-# decode SYSTEM MODEL_DIR SET OUT: frame scores of data/SET by SYSTEM -> OUT (a neural system's net: MODEL_DIR, or
-# "" for its default exp/<net>), one process (RTFs are measured on one thread); the nets on a GPU with
-# --gpu_inference true, the other detectors (energy, webrtcvad, silero_vad, stat_sad) always on the CPU
+# decode SYSTEM MODEL_DIR ROOT SET...: frame scores of data/SET by SYSTEM -> ROOT/decode_SET for every SET, in one
+# process (the model loads once; a process start costs seconds) on one thread (RTFs); a neural system's net:
+# MODEL_DIR, or "" for its default exp/<net>; the nets on a GPU with --gpu_inference true, the other detectors
+# (energy, webrtcvad, silero_vad, stat_sad) always on the CPU. Log: ROOT/log/decode.log; each ROOT/decode_SET/run.sh
+# holds the command.
 decode() {
-    local launch=${decode_cmd} gpu=0
-    case $1 in cnn_*|rnn_*|seg_rnn|majority_vote) launch=${decode_launch} gpu=${inference_ngpu} ;; esac  # the nets
-    run_logged "$4" ${launch} --max-jobs-run 1 "$4/log/decode.log" \
-        python -m local_models.bin.sad_decode --system "$1" ${2:+--model-dir "$2"} --ngpu "${gpu}" \
-            --model-file "${inference_model}" ${inference_args} "data/$3" "$4"
+    local system=$1 model_dir=$2 root=$3 launch=${decode_cmd} gpu=0 x pairs=() first
+    shift 3
+    [ $# -gt 0 ] || return 0
+    case ${system} in cnn_*|rnn_*|seg_rnn|majority_vote) launch=${decode_launch} gpu=${inference_ngpu} ;; esac  # nets
+    for x in "$@"; do pairs+=("data/${x}" "${root}/decode_${x}"); done
+    first=${root}/decode_$1
+    run_logged "${first}" ${launch} --max-jobs-run 1 "${root}/log/decode.log" \
+        python -m local_models.bin.sad_decode --system "${system}" ${model_dir:+--model-dir "${model_dir}"} \
+            --ngpu "${gpu}" --model-file "${inference_model}" ${inference_args} "${pairs[@]}"
+    for x in "${@:2}"; do mkdir -p "${root}/decode_${x}" && cp "${first}/run.sh" "${root}/decode_${x}/run.sh"; done
 }
 
-# decode_majority_vote: (re)decode majority_vote on every set, only when missing or a member's threshold changed
+# decode_majority_vote: (re)decode majority_vote on the sets where it is missing or a member's threshold changed
 # (rescoring stays idempotent)
 decode_majority_vote() {
-    local x d used
+    local x d used todo=()
+    used=$(cat exp/cnn_hmm/threshold exp/rnn_hmm/threshold exp/seg_rnn/threshold 2>/dev/null | tr '\n' ' ')
     for x in ${all_sets}; do
         d=exp/majority_vote/decode_${x}
-        used=$(cat exp/cnn_hmm/threshold exp/rnn_hmm/threshold exp/seg_rnn/threshold 2>/dev/null | tr '\n' ' ')
-        if [ -f "${d}/scores.scp" ] && [ "$(cat "${d}/member_thresholds" 2>/dev/null)" = "${used}" ]; then
-            continue
+        if [ ! -f "${d}/scores.scp" ] || [ "$(cat "${d}/member_thresholds" 2>/dev/null)" != "${used}" ]; then
+            todo+=("${x}")
         fi
-        decode majority_vote "" "${x}" "${d}"
-        echo "${used}" > "${d}/member_thresholds"
     done
+    decode majority_vote "" exp/majority_vote "${todo[@]}"
+    for x in "${todo[@]}"; do echo "${used}" > "exp/majority_vote/decode_${x}/member_thresholds"; done
 }
 
 # segment_system SYSTEM: tune SYSTEM's threshold on ${dev_set} (when it has a reference), then write segments +
@@ -129,7 +136,7 @@ train_seg_grid() {
         d=exp/seg_grid/L${L}_S${S}
         train_model "${conf}" "${d}" --model_conf "seg_len=${L}" --model_conf "seg_shift=${S}"
         if stale "${d}/decode_${dev_set}/scores.scp" "${d}/${inference_model}"; then
-            decode seg_rnn "${d}" "${dev_set}" "${d}/decode_${dev_set}"
+            decode seg_rnn "${d}" "${d}" "${dev_set}"
         fi
         python -m local_models.bin.sad_segments --system seg_rnn --threshold-file "${d}/threshold" \
             --tune "${d}/decode_${dev_set}" "data/${dev_set}"
@@ -140,14 +147,13 @@ train_seg_grid() {
 # decode_devbest BEST D: decode every set with the grid point BEST as system seg_rnn_devbest into D (threshold
 # tuned on ${dev_set} like every other system's)
 decode_devbest() {
-    local best=$1 d=$2 x dirs=""
+    local best=$1 d=$2 x dirs="" todo=()
     [ "$(cat "${d}/model_dir" 2>/dev/null)" = "${best}" ] || rm -rf "${d}"
     for x in ${all_sets}; do
-        if stale "${d}/decode_${x}/scores.scp" "${best}/${inference_model}"; then
-            decode seg_rnn "${best}" "${x}" "${d}/decode_${x}"
-        fi
+        stale "${d}/decode_${x}/scores.scp" "${best}/${inference_model}" && todo+=("${x}")
         dirs+=" ${d}/decode_${x}"
     done
+    decode seg_rnn "${best}" "${d}" "${todo[@]}"
     # shellcheck disable=SC2086  # word list
     python -m local_models.bin.sad_segments --system seg_rnn --threshold-file "${d}/threshold" \
         --tune "${d}/decode_${dev_set}" "data/${dev_set}" ${dirs}
