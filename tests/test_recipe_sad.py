@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile
+import yaml
 from recipe_runner import nonspeech_sources_missing
 from recipe_runner import run_recipe as run
 
@@ -78,6 +79,18 @@ def test_stage1_events_augmentation_and_the_held_out_make(recipe):
     assert sources["train"] and sources["eval"] and not sources["train"] & sources["eval"]
     ood = {e.kind for evs in load_events(data / "eval_ood").values() for e in evs}
     assert "speech" in ood and ood & {"music", "tone", "noise", "babble"}
+
+
+def test_majority_vote_is_two_of_three_over_the_table2_seg_rnn(recipe):
+    """Stage 6/7: the vote is decoded after the grid, over the seg RNN that Table 2 reports, and not tuned."""
+    exp = recipe / "exp"
+    seg = "seg_rnn_devbest" if (exp / "seg_rnn_devbest" / "model_dir").is_file() else "seg_rnn"
+    used = (exp / "majority_vote" / "decode_eval" / "member_thresholds").read_text().split()
+    assert seg in used and float((exp / "majority_vote" / "threshold").read_text()) == 1.5
+    ths = [float((exp / m / "threshold").read_text()) for m in ("cnn_hmm", "rnn_hmm", seg)]
+    assert [float(x) for x in used[:3]] == ths
+    card = yaml.safe_load((exp / "majority_vote" / "packed" / "decision.yaml").read_text())
+    assert [m["system"] for m in card["members"]] == ["cnn_hmm", "rnn_hmm", seg] and card["threshold"] == 1.5
 
 
 def test_segment_rnn_grid(recipe):

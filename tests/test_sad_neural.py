@@ -179,3 +179,48 @@ def test_espnet_training_resume_and_detector(tmp_path):
     s = det.scores(wave, 8000)
     assert s.shape == (300,) and np.isfinite(s).all()
     assert det.decide(s, 0.5).shape == (300,)
+
+
+class _Fixed:
+    """A member whose decisions are given (scores = decisions; decide at its threshold)."""
+
+    def __init__(self, decisions):
+        self.d = np.asarray(decisions, dtype=bool)
+
+    def scores(self, wave, sr):
+        return self.d.astype(np.float32)
+
+    def decide(self, scores, threshold):
+        return scores > threshold
+
+
+def test_majority_vote_is_at_least_two_of_three():
+    from local_models.sad.neural import MajorityVote
+
+    vote = MajorityVote()
+    assert vote.threshold == 1.5 and vote.sweep == [1.5]  # the rule, not a tuned value
+    vote._dets = [(_Fixed([0, 1, 0, 1, 1, 0]), 0.5), (_Fixed([0, 0, 1, 1, 1, 0]), 0.5), (_Fixed([0, 0, 0, 0, 1, 1]), 0.5)]
+    scores = vote.scores(np.zeros(48), 8000)
+    np.testing.assert_array_equal(scores, [0, 1, 1, 2, 3, 1])
+    # one voice of three is not a majority (a vote at 0.5 would call frames 1, 2 and 5 speech too)
+    np.testing.assert_array_equal(vote.decide(scores), [False, False, False, True, True, False])
+
+
+def test_vote_members_follow_the_dev_best_seg_rnn(tmp_path, monkeypatch):
+    from local_models.sad.neural import MajorityVote, SegRNN, voters
+
+    exp = tmp_path / "exp"
+    for name, th in (("cnn_hmm", "0.3"), ("rnn_hmm", "0.4"), ("seg_rnn", "0.2")):
+        (exp / name).mkdir(parents=True)
+        (exp / name / "threshold").write_text(th)
+    assert voters(exp) == ("cnn_hmm", "rnn_hmm", "seg_rnn")
+    (exp / "seg_rnn_devbest").mkdir()
+    (exp / "seg_rnn_devbest" / "threshold").write_text("0.35")
+    (exp / "seg_rnn_devbest" / "model_dir").write_text("exp/seg_grid/L25_S1\n")
+    assert voters(exp) == ("cnn_hmm", "rnn_hmm", "seg_rnn_devbest")
+    monkeypatch.setenv("SAD_EXP_DIR", str(exp))
+    members = MajorityVote().members()
+    assert [th for _, th in members] == [0.3, 0.4, 0.35]
+    seg = members[2][0]
+    assert isinstance(seg, SegRNN) and Path(seg.model_dir) == tmp_path / "exp" / "seg_grid" / "L25_S1"
+    assert Path(members[0][0].model_dir) == exp / "cnn1d"

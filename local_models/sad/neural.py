@@ -195,31 +195,47 @@ class SegRNN(NeuralDetector):
     smoothing: str = "none"
 
 
+def voters(exp: Path) -> tuple:
+    """The majority vote's members in EXP (a recipe's exp/): CNN + HMM, RNN + HMM and the segment RNN that Table 2
+    reports, i.e. the dev-best (L, S) grid point (exp/seg_rnn_devbest, stage 7) when there is one, else exp/seg_rnn."""
+    seg = "seg_rnn_devbest" if (Path(exp) / "seg_rnn_devbest" / "model_dir").is_file() else "seg_rnn"
+    return ("cnn_hmm", "rnn_hmm", seg)
+
+
 @dataclass
 class MajorityVote(Detector):
-    """Frame = speech if most of {cnn_hmm, rnn_hmm, seg_rnn} say so, each at its own dev-tuned threshold
-    (exp/<system>/threshold). Scores = the number of votes, so the threshold 1.5 is the majority of 3 (the
-    sweep also offers 'any' and 'all'). Needs the three systems' detectors; decodes them in turn."""
+    """Frame = speech if at least 2 of its 3 members say so (the paper's majority vote), each member at its own
+    dev-tuned threshold (exp/<member>/threshold); members: `voters`. Scores = the number of votes; the threshold
+    1.5 is the rule itself, not a tuned value (the threshold sweep holds only it). Decodes the members in turn."""
 
     threshold: float = 1.5
     name = "majority_vote"
-    sweep: List[float] = field(default_factory=lambda: [0.5, 1.5, 2.5])
-    members: tuple = ("cnn_hmm", "rnn_hmm", "seg_rnn")
+    sweep: List[float] = field(default_factory=lambda: [1.5])
     device: str = "cpu"    # the members' nets run there
-    model_file: str = ""   # checkpoint name in each member's exp dir; "": each one's best
+    model_file: str = ""   # checkpoint in each member's exp dir; "": each one's best
     _dets: object = field(default=None, repr=False)
 
     def __post_init__(self):
         warm_up()  # its members' HMM Viterbi kernel, outside the timed decoding
 
+    def members(self) -> list:
+        """[(detector, threshold)] of the voters in $SAD_EXP_DIR (default exp/)."""
+        exp = Path(os.environ.get("SAD_EXP_DIR", "exp"))
+        out = []
+        for name in voters(exp):
+            cls = {"cnn_hmm": CNNHMM, "rnn_hmm": RNNHMM}.get(name, SegRNN)
+            where = exp / name / "model_dir"  # seg_rnn_devbest: its grid point, recipe-relative
+            model_dir = str(exp.parent / where.read_text().strip()) if where.is_file() else ""
+            det = cls(device=self.device, model_file=self.model_file, model_dir=model_dir)
+            th_file = exp / name / "threshold"
+            out.append((det, float(th_file.read_text()) if th_file.is_file() else det.threshold))
+        return out
+
     def scores(self, wave, sr):
         if self._dets is None:
-            self._dets = [cls(device=self.device, model_file=self.model_file) for cls in (CNNHMM, RNNHMM, SegRNN)]
-        exp = Path(os.environ.get("SAD_EXP_DIR", "exp"))
+            self._dets = self.members()
         votes = None
-        for det in self._dets:
-            th_file = exp / det.name / "threshold"
-            th = float(th_file.read_text()) if th_file.is_file() else det.threshold
+        for det, th in self._dets:
             d = det.decide(det.scores(wave, sr), th).astype(np.float32)
             votes = d if votes is None else votes + d
         return votes

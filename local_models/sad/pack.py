@@ -4,8 +4,9 @@ say the same from a recipe's exp/<system> dir (so SpeechSegmenter.from_pretraine
 
 A neural system = its net (ESPnet's config.yaml + checkpoint of exp/<cnn1d|rnn|seg_rnn>, for seg_rnn_devbest the
 dev-best grid point named in exp/seg_rnn_devbest/model_dir) + its dev-tuned threshold (exp/<system>/threshold) +
-its decision (HMM / median filter / segment read-out); majority_vote = cnn_hmm, rnn_hmm and seg_rnn each at its
-own threshold + the vote threshold; stat_sad = its parameters (StatConfig) + threshold, no net. Everything a
+its decision (HMM / median filter / segment read-out); majority_vote = cnn_hmm, rnn_hmm and the seg RNN of
+Table 2 (seg_rnn_devbest when stage 7 made it, else seg_rnn; neural.voters) each at its own threshold + the vote rule
+(at least 2 of 3); stat_sad = its parameters (StatConfig) + threshold, no net. Everything a
 decoder reads is in `decision.yaml` (written to exp/<system>/packed/ and packed).
 """
 from __future__ import annotations
@@ -22,13 +23,12 @@ from local_models.common.pack import pack_model
 
 from .decisions import PRIMARY_COLLAR
 from .detectors import SHIFT, detector_class
-from .neural import model_file
+from .neural import model_file, voters
 from .statistical import StatConfig
 
 SAMPLE_RATE = 8000
 NEURAL = ("cnn_hmm", "cnn_median", "rnn_hmm", "rnn_median", "seg_rnn", "seg_rnn_devbest", "majority_vote")
 PACKABLE = ("stat_sad",) + NEURAL
-VOTERS = ("cnn_hmm", "rnn_hmm", "seg_rnn")  # neural.MajorityVote's members
 DECISION = {"hmm": "two-class HMM Viterbi ({states} noise + {states} speech states, stay {stay}) on the posteriors",
             "median": "threshold, then a {median_s} s median filter",
             "none": "threshold on the max over the segments holding the frame (segment OR rule)"}
@@ -90,7 +90,7 @@ def describe(exp_dir, inference_model: str = "") -> Tuple[dict, Dict[str, Path],
         spec.update(kind="stat_sad", threshold=threshold, threshold_tuned=tuned, stat_config=asdict(StatConfig()))
         return spec, files, yaml_files
     if system == "majority_vote":
-        members = [_member(exp_root, m, f"{m}_", inference_model, files, yaml_files) for m in VOTERS]
+        members = [_member(exp_root, m, f"{m}_", inference_model, files, yaml_files) for m in voters(exp_root)]
         threshold, tuned = read_threshold(exp_root, system)
     else:
         members = [_member(exp_root, system, "", inference_model, files, yaml_files)]

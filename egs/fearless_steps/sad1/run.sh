@@ -7,9 +7,10 @@
 #         4 train (the neural nets cnn1d / rnn / seg_rnn needed by ${systems}, ESPnet2 trainer -> exp/<model>,
 #           config conf/tuning/train_<model>${train_config_suffix}.yaml; rerunning resumes from the checkpoint)
 #         5 decode (frame scores of every system on dev + test sets, with real-time factors)
-#         6 segments (threshold tuned on dev -> segments + hyp.rttm of every set; majority_vote decoded here, last)
+#         6 segments (threshold tuned on dev -> segments + hyp.rttm of every set; majority_vote last, or in stage 7)
 #         7 segment-RNN (L, S) grid of paper Fig. 7 (${seg_grid}; one seg_rnn per point -> exp/seg_grid/, dev DCF
-#           at each point's best threshold, needs a dev reference; a dev-best point not exp/seg_rnn's: seg_rnn_devbest)
+#           at each point's best threshold, needs a dev reference; a dev-best point not exp/seg_rnn's: seg_rnn_devbest;
+#           then majority_vote, >= 2 of cnn_hmm, rnn_hmm and that seg RNN)
 #         8 score (DCF / P / R / F1 with and without collar -> exp/results.json, ${results_md}, plots)
 #         9 pack (stat_sad + the neural systems: net, tuned threshold, card -> exp/<system>/packed/model.tar.gz)
 # Any data dir with a wav.scp can be decoded: ./run.sh --stage 5 --test-sets "my_set" (data/my_set).
@@ -104,10 +105,7 @@ fi
 if stage_enabled 6; then
     log "Stage 6: thresholds tuned on ${dev_set} -> exp/<system>/threshold; segments + hyp.rttm per set"
     for s in ${systems}; do [ "${s}" = majority_vote ] || segment_system "${s}"; done
-    if [[ " ${systems} " == *" majority_vote "* ]]; then  # last: needs its members' thresholds
-        decode_majority_vote
-        segment_system majority_vote
-    fi
+    grid_runs || vote_system  # last (its members' thresholds); after stage 7's dev-best seg RNN when the grid runs
 fi
 
 if stage_enabled 7 && [ -n "${seg_grid}" ] && [[ " ${systems} " == *" seg_rnn "* ]]; then
@@ -121,6 +119,7 @@ if stage_enabled 7 && [ -n "${seg_grid}" ] && [[ " ${systems} " == *" seg_rnn "*
         [ -f exp/cnn_hmm/threshold.sweep.json ] && ref="--reference exp/cnn_hmm/threshold.sweep.json"
         python -m local_models.bin.sad_seg_grid ${ref} ${grid_dirs}
         devbest_system  # Table 2's seg RNN row: the dev-best (L, S), as the paper chose it (local/lib.sh)
+        vote_system  # the majority vote over CNN + HMM, RNN + HMM and that seg RNN
     fi
 fi
 

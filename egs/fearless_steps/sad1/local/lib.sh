@@ -87,11 +87,26 @@ decode() {
     for x in "${@:2}"; do mkdir -p "${root}/decode_${x}" && cp "${first}/run.sh" "${root}/decode_${x}/run.sh"; done
 }
 
-# decode_majority_vote: (re)decode majority_vote on the sets where it is missing or a member's threshold changed
-# (rescoring stays idempotent)
+# grid_runs: stage 7 will run the segment-RNN (L, S) grid (it needs a dev reference)
+grid_runs() {
+    stage_enabled 7 && [ -n "${seg_grid}" ] && [[ " ${systems} " == *" seg_rnn "* ]] && has_ref "${dev_set}"
+}
+
+# vote_system: majority_vote, when ${systems} has it, decoded over its members (at least 2 of 3 speech: CNN + HMM,
+# RNN + HMM and the seg RNN that Table 2 reports, the dev-best grid point when stage 7 made one), then segmented
+vote_system() {
+    [[ " ${systems} " == *" majority_vote "* ]] || return 0
+    decode_majority_vote
+    segment_system majority_vote
+}
+
+# decode_majority_vote: (re)decode majority_vote on the sets where it is missing or its members changed (a member's
+# threshold, or the seg RNN: exp/seg_rnn or stage 7's dev-best); rescoring stays idempotent
 decode_majority_vote() {
-    local x d used todo=()
-    used=$(cat exp/cnn_hmm/threshold exp/rnn_hmm/threshold exp/seg_rnn/threshold 2>/dev/null | tr '\n' ' ')
+    local x d used todo=() seg=seg_rnn
+    [ -f exp/seg_rnn_devbest/model_dir ] && seg=seg_rnn_devbest
+    used="$(cat exp/cnn_hmm/threshold exp/rnn_hmm/threshold "exp/${seg}/threshold" 2>/dev/null | tr '\n' ' ')${seg}"
+    used+=" $(cat "exp/${seg}/model_dir" 2>/dev/null || true)"  # seg_rnn has none
     for x in ${all_sets}; do
         d=exp/majority_vote/decode_${x}
         if [ ! -f "${d}/scores.scp" ] || [ "$(cat "${d}/member_thresholds" 2>/dev/null)" != "${used}" ]; then
