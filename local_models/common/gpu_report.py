@@ -28,7 +28,10 @@ def merge(old: dict, new: dict) -> dict:
     if old.get("steps") != new["steps"]:
         raise ValueError(f"gpu_check --merge: --steps {new['steps']} differs from the merged file's {old.get('steps')}")
     ran = {r.split(":")[0] for r in new["stage_s"]} | {e["recipe"] for e in new["errors"]}
-    keep = lambda rec: rec not in ran  # noqa: E731
+
+    def keep(rec: str) -> bool:
+        return rec not in ran
+
     old_env = {rec: environment(old, rec) for rec in {r["recipe"] for r in old["rows"]} if keep(rec)}
     return {"environment": new["environment"], "steps": new["steps"],
             "recipe_environment": {**old_env, **{rec: new["environment"] for rec in ran}},

@@ -195,6 +195,15 @@ class SegRNN(NeuralDetector):
     smoothing: str = "none"
 
 
+def devbest_model_dir(exp: Path) -> Path:
+    """The training dir of the dev-best (L, S) grid point that exp/seg_rnn_devbest/model_dir names (stage 7 writes
+    it, recipe-relative)."""
+    where = Path(exp) / "seg_rnn_devbest" / "model_dir"
+    if not where.is_file():
+        raise FileNotFoundError(f"{where}: missing (stage 7 of the recipe writes it)")
+    return Path(exp).parent / where.read_text().strip()
+
+
 def voters(exp: Path) -> tuple:
     """The majority vote's members in EXP (a recipe's exp/): CNN + HMM, RNN + HMM and the segment RNN that Table 2
     reports, i.e. the dev-best (L, S) grid point (exp/seg_rnn_devbest, stage 7) when there is one, else exp/seg_rnn."""
@@ -224,8 +233,7 @@ class MajorityVote(Detector):
         out = []
         for name in voters(exp):
             cls = {"cnn_hmm": CNNHMM, "rnn_hmm": RNNHMM}.get(name, SegRNN)
-            where = exp / name / "model_dir"  # seg_rnn_devbest: its grid point, recipe-relative
-            model_dir = str(exp.parent / where.read_text().strip()) if where.is_file() else ""
+            model_dir = str(devbest_model_dir(exp)) if name == "seg_rnn_devbest" else ""
             det = cls(device=self.device, model_file=self.model_file, model_dir=model_dir)
             th_file = exp / name / "threshold"
             out.append((det, float(th_file.read_text()) if th_file.is_file() else det.threshold))

@@ -23,7 +23,7 @@ from local_models.common.pack import pack_model
 
 from .decisions import PRIMARY_COLLAR
 from .detectors import SHIFT, detector_class
-from .neural import model_file, voters
+from .neural import devbest_model_dir, model_file, voters
 from .statistical import StatConfig
 
 SAMPLE_RATE = 8000
@@ -40,11 +40,8 @@ def _base(system: str) -> str:
 
 def net_dir(exp_root: Path, system: str) -> Path:
     """The training dir of SYSTEM's net (exp_root = the recipe's exp/)."""
-    if system == "seg_rnn_devbest":  # the dev-best (L, S) grid point, recipe-relative
-        where = exp_root / system / "model_dir"
-        if not where.is_file():
-            raise FileNotFoundError(f"{where}: missing (stage 7 of the recipe writes it)")
-        return exp_root.parent / where.read_text().strip()
+    if system == "seg_rnn_devbest":  # the dev-best (L, S) grid point
+        return devbest_model_dir(exp_root)
     return exp_root / detector_class(system).model_name
 
 

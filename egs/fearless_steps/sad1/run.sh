@@ -94,7 +94,7 @@ if stage_enabled 5; then
         validate_data_dir --no-text "data/${x}"
     done
     for s in ${systems}; do
-        [ "${s}" = majority_vote ] && continue  # decoded in stage 6, once its members' thresholds exist
+        [ "${s}" = majority_vote ] && continue  # decoded in stage 6 or 7, once its members' thresholds exist
         # one job per system over every set: RTFs are measured on one thread, one process at a time
         # shellcheck disable=SC2086  # word list
         decode_pool decode "${s}" "" "exp/${s}" ${all_sets}
