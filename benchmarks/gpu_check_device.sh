@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # benchmarks/gpu_check.py on a lent GPU machine that has no package index and no espeak-ng, in two halves:
 #   bash benchmarks/gpu_check_device.sh prepare   # here (after `make install`): the wheels (tools/device_wheels/)
-#                                                 # and the recipes' smoke-size data (.gpu_check/work.tgz)
+#                                                 # and the recipes' smoke-size data (.gpu_check/work.tar.xz)
 #   bash benchmarks/gpu_check_device.sh run [gpu_check.py options]   # there: tools/venv from the machine's
 #                                                 # python3 + the wheels, then train / decode / measure; results to
 #                                                 # $OUT/gpu_check.json (the device tool's folder) or
@@ -20,14 +20,15 @@ case "${cmd}" in
         tools/venv/bin/python benchmarks/gpu_check.py --stage prepare --device cuda --workdir .gpu_check/work "$@"
         # the data dirs and scp files hold absolute paths: `run` rewrites this prefix to where the copy lands
         echo "${root}/.gpu_check/work" > .gpu_check/work/PREPARED_AT
-        tar -C .gpu_check -czf .gpu_check/work.tgz work
+        tar -C .gpu_check -cJf .gpu_check/work.tar.xz work
         rm -rf .gpu_check/work
-        du -sh .gpu_check/work.tgz tools/device_wheels
+        du -sh .gpu_check/work.tar.xz tools/device_wheels
         ;;
     run)
-        [ -f .gpu_check/work.tgz ] || { echo "gpu_check_device.sh: no .gpu_check/work.tgz: run 'prepare' first" >&2; exit 1; }
+        [ -f .gpu_check/work.tar.xz ] || { echo "gpu_check_device.sh: no .gpu_check/work.tar.xz: run 'prepare' first" >&2; exit 1; }
         rm -rf .gpu_check/work
-        tar -C .gpu_check -xzf .gpu_check/work.tgz
+        # Python's lzma: the machine's image may lack the xz program
+        python3 -c 'import tarfile; tarfile.open(".gpu_check/work.tar.xz").extractall(".gpu_check", filter="data")'
         was=$(cat .gpu_check/work/PREPARED_AT) now=${root}/.gpu_check/work
         if [ "${was}" != "${now}" ]; then
             { grep -rlI --exclude='*.ark' --exclude='*.wav' -F "${was}" .gpu_check/work || true; } | while read -r f; do

@@ -45,15 +45,6 @@ def get_parser():
     return p
 
 
-def cpu_flags() -> list:
-    """The CPU's matrix / bf16 / int8 extensions (bf16 autocast is emulated, hence slow, without them)."""
-    try:
-        flags = next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split()
-    except (OSError, StopIteration):
-        return []
-    return sorted(f for f in flags if f.startswith(("amx", "avx512_bf16", "avx512f", "avx512_vnni", "avx_vnni", "avx2")))
-
-
 def inputs(recipe: Path, speaker: str, max_files: int, max_s: float, steps: int):
     """[(name, (T, D) linguistic frames)]: test files + concatenations up to max_s."""
     import kaldiio
@@ -156,7 +147,7 @@ def main(argv=None):
     args = get_parser().parse_args(argv)
     import torch
 
-    from local_models.common.results import hardware
+    from local_models.common.results import cpu_flags, hardware
     from local_models.salad.model import dense_macs_per_frame
 
     torch.set_num_threads(args.threads)

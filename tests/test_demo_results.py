@@ -68,3 +68,27 @@ def test_unknown_recipe_is_an_error(tmp_path):
     import pytest
     with pytest.raises(ValueError, match="no recipe q/q1"):
         demo_lib.find_recipes(egs, ["q/q1"])
+
+
+def test_environment_is_recorded_and_kept_on_an_identical_rescoring(tmp_path, monkeypatch):
+    from local_models.common import results
+
+    path = tmp_path / "exp" / "results.json"
+    first = update_results(path, "x/y", "mini", {"a": {"f1": 1.0}})["environment"]
+    assert first["commit"] == results.git_commit() and first["python"] and first["torch"] and first["cores"] >= 1
+    monkeypatch.setattr(results, "environment", lambda path=None: {**first, "date": "2099-01-01 00:00 UTC"})
+    again = update_results(path, "x/y", "mini", {"a": {"f1": 1.0}})["environment"]
+    assert again == first  # same code and machine: the rescoring leaves results.json as it was
+    monkeypatch.setattr(results, "environment", lambda path=None: {**first, "date": "2099-01-01 00:00 UTC",
+                                                                   "torch": "9.9"})
+    changed = update_results(path, "x/y", "mini", {"a": {"f1": 1.0}})["environment"]
+    assert changed["date"] == "2099-01-01 00:00 UTC" and changed["torch"] == "9.9"
+    block = "\n".join(results.environment_lines(changed))
+    assert "## Environment" in block and "torch `9.9`" in block and first["commit"] in block
+
+
+def test_git_commit_names_the_code_not_the_working_dir(tmp_path):
+    from local_models.common.results import CODE_ROOT, git_commit
+
+    # a recipe copied outside any repository still names the collection's commit
+    assert git_commit(tmp_path) == git_commit(CODE_ROOT) != "unknown"

@@ -139,6 +139,22 @@ def test_paper_ordering_rule():
     assert paper_ordering(sys_(seg_rnn=0.1), "eval") is None
 
 
+def test_ordering_is_checked_with_and_without_the_collar_and_files_are_tabulated():
+    from local_models.sad.report import ordering_lines, per_file_lines
+
+    def sys_(collar, no_collar):
+        return {n: {"eval": {"dcf": c, "dcf_no_collar": nc, "dcf_files": {"f1": c, "f2": nc}}}
+                for n, c, nc in zip(("seg_rnn", "cnn_hmm", "rnn_hmm", "stat_sad", "energy"), collar, no_collar)}
+
+    # with the collar the paper's ordering holds; without it the seg RNN loses to the RNN + HMM
+    lines = [x for x in ordering_lines(sys_((0.02, 0.03, 0.04, 0.05, 0.2), (0.06, 0.07, 0.05, 0.08, 0.3)), "eval") if x]
+    assert len(lines) == 2 and "collar 0.5 s" in lines[0] and "**holds**" in lines[0]
+    assert "without collar" in lines[1] and "**does NOT hold**" in lines[1] and "Seg. RNN 6.00" in lines[1]
+    table = per_file_lines(sys_((0.02, 0.03, 0.04, 0.05, 0.2), (0.06, 0.07, 0.05, 0.08, 0.3)), ["eval"])
+    assert "| file | Stat. SAD | CNN + HMM | RNN + HMM | Seg. RNN |" in table[3]
+    assert table[5] == "| f1 | 5.00 | 3.00 | 4.00 | 2.00 | 20.00 |" and table[6].startswith("| f2 | 8.00 |")
+
+
 def test_malformed_grid_fails_before_any_work(recipe):
     proc = subprocess.run(["bash", "run.sh", "--seg-grid", "3:5"], cwd=recipe, capture_output=True, text=True,
                           env={**os.environ, "MAIN_ROOT": str(ROOT)})

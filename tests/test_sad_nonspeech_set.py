@@ -122,10 +122,21 @@ def test_other_options_rebuild_and_leave_no_stale_files(built, tmp_path, capsys)
     assert [r["file"] for r in rows] == _wavs(out) and len(rows) < len(_rows(built / "eval"))
 
 
+def test_a_changed_source_list_rebuilds(built, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "eval"
+    shutil.copytree(built / "eval", out)
+    src = next(s for s in ns.SOURCES if s["make"] == "eval" and s["source"] == "sound-icons" and s["kind"] == "noise")
+    monkeypatch.setitem(src, "files", src["files"][:-1])  # a source dropped one file
+    assert _build(out, "eval") == 0
+    assert "rebuilding" in capsys.readouterr().out
+    assert len(_rows(out)) == len(_rows(built / "eval")) - 1 and [r["file"] for r in _rows(out)] == _wavs(out)
+
+
 @pytest.mark.parametrize("constant,make,package", [
     ("SOUND_ICONS", "eval", "sound-icons"),
     ("FREEDESKTOP", "train", "sound-theme-freedesktop"),
     ("SF2", "train", "timgm6mb-soundfont"),
+    ("MU_CADE", "train", "mu-cade-data"),
 ])
 def test_missing_debian_file_gives_one_line_with_the_apt_get_command(tmp_path, monkeypatch, capsys,
                                                                       constant, make, package):

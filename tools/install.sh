@@ -18,7 +18,8 @@ esac
 # gcc: pysptk and zerospeech-libriabx2 ship as sources and are compiled at install time
 # fluidsynth ... sound-icons: the SAD recipe's built-in non-speech set (egs/fearless_steps/sad1/local/make_nonspeech_set.py)
 debian_packages="espeak-ng libespeak-ng1 sox libsndfile1 gcc
-    fluidsynth timgm6mb-soundfont sound-theme-freedesktop frozen-bubble-data sound-icons"
+    fluidsynth timgm6mb-soundfont sound-theme-freedesktop frozen-bubble-data sound-icons
+    mu-cade-data pinball-data alienblaster-data"
 
 install_debian() {
     local missing=()

@@ -113,6 +113,8 @@ setup_devices() {
 # win). The exact command is written to OUT/run.sh.
 espnet_train() {
     local out=$1 tool=$2; shift 2
+    # a resumed or re-run training overwrites train.log: the earlier runs' epochs stay in train.prev.log (reports)
+    if [ -s "${out}/train.log" ]; then cat "${out}/train.log" >> "${out}/train.prev.log"; fi
     # shellcheck disable=SC2086  # train_args / ddp_opts are word lists, as ESPnet's asr.sh passes them
     run_logged "${out}" ${train_launch} "${out}/train.log" \
         python -m "local_models.bin.${tool}" --ngpu "${ngpu}" ${ddp_opts} --seed "${seed}" --resume true \

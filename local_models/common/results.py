@@ -11,12 +11,27 @@ from typing import Mapping
 from .datadir import atomic_open
 
 
-def git_commit(path=".") -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=path, capture_output=True, text=True)
-        return out.stdout.strip() or "unknown"
-    except OSError:
-        return "unknown"
+CODE_ROOT = Path(__file__).resolve().parents[2]  # the collection whose code ran
+
+
+def git_commit(path=None) -> str:
+    """The commit of the code that ran (the collection's checkout; PATH's repository only as a fallback), with
+    '+dirty' when tracked files differ from it: a recipe run from a copy outside the repository still names it."""
+    for where in (CODE_ROOT, path):
+        if where is None:
+            continue
+        try:
+            out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=where, capture_output=True, text=True)
+            commit = out.stdout.strip()
+            if commit:
+                # the reports a run rewrites do not make the code dirty (a rerun must name the same commit)
+                dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                        ":!*RESULTS*.md", ":!benchmarks/results"], cwd=where,
+                                       capture_output=True, text=True).stdout.strip()
+                return commit + ("+dirty" if dirty else "")
+        except OSError:
+            continue
+    return "unknown"
 
 
 def hardware() -> str:
@@ -32,6 +47,62 @@ def hardware() -> str:
     return cpu
 
 
+def cpu_flags() -> list:
+    """The CPU's vector / matrix / bf16 / int8 extensions (speed depends on them; bf16 is emulated without)."""
+    try:
+        flags = next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return []
+    return sorted(f for f in flags if f.startswith(("amx", "avx512_bf16", "avx512f", "avx512_vnni", "avx_vnni", "avx2")))
+
+
+def cpu_model() -> str:
+    try:
+        line = next(line for line in open("/proc/cpuinfo") if line.startswith("model name"))
+        return line.split(":", 1)[1].strip()
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
+def _version(module: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(module)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def environment(path=".") -> dict:
+    """What a reader needs to place the numbers, as ESPnet's RESULTS.md environment block gives it."""
+    import datetime
+
+    env = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+           "commit": git_commit(path), "python": platform.python_version(),
+           "torch": _version("torch"), "espnet": _version("espnet"),
+           "cpu": cpu_model(), "cores": os.cpu_count(), "cpu_flags": cpu_flags(), "gpu": None}
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            env["gpu"] = f"{torch.cuda.device_count()}x {torch.cuda.get_device_name(0)}"
+    except ImportError:
+        pass
+    return env
+
+
+def environment_lines(env: Mapping) -> list:
+    """RESULTS.md's environment block (from results.json's 'environment')."""
+    if not env:
+        return []
+    return ["## Environment", "",
+            f"- date: `{env.get('date')}`, commit `{env.get('commit')}`",
+            f"- python `{env.get('python')}`, torch `{env.get('torch')}`, espnet `{env.get('espnet')}`",
+            f"- CPU: {env.get('cpu')}, {env.get('cores')} cores, "
+            f"{' '.join(env.get('cpu_flags') or []) or 'no AVX2 / AVX-512 / AMX'}",
+            f"- GPU: {env.get('gpu') or 'none on the machine that decoded and scored'}", ""]
+
+
 def _merge(old: dict, new: Mapping) -> dict:
     for key, value in new.items():
         if isinstance(value, Mapping) and isinstance(old.get(key), dict):
@@ -41,19 +112,25 @@ def _merge(old: dict, new: Mapping) -> dict:
     return old
 
 
-def update_results(path, recipe: str, corpus: str, systems: Mapping[str, Mapping], drop=()) -> dict:
+def update_results(path, recipe: str, corpus: str, systems: Mapping[str, Mapping], drop=(), extra=None) -> dict:
     """Merge `systems` ({name: {metric: value | {subset: {metric: value}}}}) into results.json.
 
     `drop`: system names to remove first (e.g. ones a rerun no longer produces), so no stale row survives.
+    `extra`: top-level keys set as given (replacing theirs), e.g. how the models were trained.
     """
     path = Path(path)
     data = json.loads(path.read_text()) if path.is_file() else {}
     if data.get("corpus") not in (None, corpus):
         data = {}  # results of another corpus are not comparable: start over
-    data.update(recipe=recipe, corpus=corpus, commit=git_commit(path.parent), hardware=hardware())
+    env = environment(path.parent)
+    if {k: v for k, v in data.get("environment", {}).items() if k != "date"} == {k: v for k, v in env.items()
+                                                                               if k != "date"}:
+        env["date"] = data["environment"]["date"]  # same code, same machine: a rescoring keeps the file identical
+    data.update(recipe=recipe, corpus=corpus, commit=git_commit(path.parent), hardware=hardware(), environment=env)
     for name in drop:
         data.setdefault("systems", {}).pop(name, None)
     _merge(data.setdefault("systems", {}), systems)
+    data.update(extra or {})
     with atomic_open(path) as f:
         json.dump(data, f, indent=1, sort_keys=True, ensure_ascii=False)
         f.write("\n")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open
-from local_models.common.results import update_results
+from local_models.common.results import environment_lines, update_results
+from local_models.common.training import training_record
 
 from .decisions import PRIMARY_COLLAR, load_durations
 from .events import NONSPEECH_KINDS, SNR_BANDS, band_name, load_events, robustness
@@ -60,7 +61,8 @@ def score_system(exp: Path, system: str, sets, data: Path):
         r = with_collar["pooled"]
         out[s] = {"dcf": r["dcf"], "f1": r["f1"], "precision": r["precision"], "recall": r["recall"],
                   "p_miss": r["p_miss"], "p_fa": r["p_fa"], "dcf_per_file": with_collar["per_file"]["dcf"],
-                  "dcf_no_collar": no_collar["pooled"]["dcf"], "f1_no_collar": no_collar["pooled"]["f1"]}
+                  "dcf_no_collar": no_collar["pooled"]["dcf"], "f1_no_collar": no_collar["pooled"]["f1"],
+                  "dcf_files": {rec: r["dcf"] for rec, r in with_collar["files"].items()}}
         events = load_events(data / s)
         if events:
             out[s]["robustness"] = robustness(ref, hyp, durs, events)
@@ -147,15 +149,16 @@ def grid_lines(grid, dev: str):
     return lines
 
 
-def paper_ordering(systems: dict, evl: str):
+def paper_ordering(systems: dict, evl: str, key: str = "dcf"):
     """The paper's claim on eval DCF: seg RNN < CNN+HMM and RNN+HMM < stat SAD < energy baseline.
 
-    Returns (the four DCFs as (label, value) in claimed order, holds) or None when a system was not scored.
+    Returns (the five DCFs as (label, value) in claimed order, holds) or None when a system was not scored.
+    KEY: "dcf" (the challenge's 0.5 s collar, as the paper scores) or "dcf_no_collar".
     The seg RNN is the dev-best (L, S) one when stage 7 made it, as in the paper.
     """
     seg = "seg_rnn_devbest" if evl in systems.get("seg_rnn_devbest", {}) else "seg_rnn"
     try:
-        d = {n: systems[n][evl]["dcf"] for n in (seg, "cnn_hmm", "rnn_hmm", "stat_sad", "energy")}
+        d = {n: systems[n][evl][key] for n in (seg, "cnn_hmm", "rnn_hmm", "stat_sad", "energy")}
     except KeyError:
         return None
     holds = d[seg] < min(d["cnn_hmm"], d["rnn_hmm"]) and max(d["cnn_hmm"], d["rnn_hmm"]) < d["stat_sad"] < d["energy"]
@@ -163,14 +166,49 @@ def paper_ordering(systems: dict, evl: str):
 
 
 def ordering_lines(systems: dict, evl: str):
-    o = paper_ordering(systems, evl)
-    if o is None:
-        return []
-    rows, holds = o
-    (seg, s), (cnn, c), (rnn, r), (_, st), (_, en) = rows
-    return ["", f"Paper's ordering on {evl} DCF (seg RNN < CNN+HMM, RNN+HMM < stat. SAD < energy baseline): "
-            f"**{'holds' if holds else 'does NOT hold'}** here ({seg} {pct(s)}, {cnn} {pct(c)}, {rnn} {pct(r)}, "
-            f"Stat. SAD {pct(st)}, energy {pct(en)})."]
+    """The paper's ordering checked on EVL with the collar (as the paper scores) and without it."""
+    lines = []
+    for key, how in (("dcf", f"DCF (collar {PRIMARY_COLLAR} s, as the paper)"), ("dcf_no_collar", "DCF without collar")):
+        o = paper_ordering(systems, evl, key)
+        if o is None:
+            continue
+        rows, holds = o
+        (seg, s), (cnn, c), (rnn, r), (_, st), (_, en) = rows
+        lines += ["", f"Paper's ordering on {evl} {how} (seg RNN < CNN+HMM, RNN+HMM < stat. SAD < energy baseline): "
+                  f"**{'holds' if holds else 'does NOT hold'}** here ({seg} {pct(s)}, {cnn} {pct(c)}, {rnn} {pct(r)}, "
+                  f"Stat. SAD {pct(st)}, energy {pct(en)})."]
+    return lines
+
+
+def per_file_lines(systems: dict, sets) -> list:
+    """Per set: each file's DCF (collar) for every system: rows = files, so a real corpus's many files fit."""
+    lines = []
+    for x in sets:
+        order = [n for n in PAPER_TABLE2 if "dcf_files" in systems.get(n, {}).get(x, {})]
+        if not order:
+            continue
+        files = sorted(systems[order[0]][x]["dcf_files"])
+        lines += ["", f"## Per-file DCF on {x} (collar {PRIMARY_COLLAR} s, %)", "",
+                  "| file | " + " | ".join(PAPER_TABLE2[n][0] for n in order) + " |", "|---" * (len(order) + 1) + "|"]
+        lines += [f"| {f} | " + " | ".join(pct(systems[n][x]["dcf_files"].get(f)) for n in order) + " |" for f in files]
+    return lines
+
+
+DEPARTURES = [
+    "Front end: log(1 + |STFT|) (FFT 512, 50 ms window, 10 ms shift, 8 kHz) normalised per frequency bin by a "
+    "BatchNorm layer, then the CNN blocks of Table 1; the paper names the STFT but not the compression or the "
+    "normalisation.",
+    "HMM smoothing (CNN + HMM, RNN + HMM): 5 noise + 5 speech states in a ring (stay 0.9) whose emissions are the "
+    "net's frame posteriors (log p for speech, log(1 - p) for noise, shifted by logit(threshold)), not GMMs trained "
+    "on features.",
+    "Segment RNN: a segment (L frames, shift S) is speech in training when any of its frames is (OR over the frames); "
+    "its score is read at its last frame, bidirectional: the forward state at the last frame joined with the backward "
+    "state at the first; a frame's score is the maximum over the segments that cover it.",
+    "The paper-size BiGRU reads the front end's 128 channels per frame, not Table 1's 64 "
+    "(conf/tuning/train_rnn.yaml).",
+    "The majority vote's members each use their own dev-tuned threshold; the paper does not say how its vote was "
+    "thresholded.",
+]
 
 
 def ood_check(systems: dict, dev: str):
@@ -223,6 +261,35 @@ def robustness_lines(systems: dict, sets, dev: str):
     return lines
 
 
+PAPER_ITERS = 50_000  # paper Sec. 4.2: 50,000 iterations of 24 random 4 s chunks
+NET_NAMES = ("cnn1d", "rnn", "seg_rnn")  # nets.NETS' keys (not imported here: it imports torch)
+
+
+def nets_training(exp: Path) -> dict:
+    """{model dir relative to EXP: training_record} of the nets this run trained (stage 4, stage 7's grid)."""
+    dirs = [exp / n for n in NET_NAMES] + sorted((exp / "seg_grid").glob("*/"))
+    return {str(d.relative_to(exp)): r for d in dirs if (r := training_record(d)) is not None}
+
+
+def training_lines(training: dict) -> list:
+    """RESULTS.md section: how each net was trained, and which checkpoint decodes."""
+    if not training:
+        return []
+    lines = ["", "## Training: how each net was trained (from its exp dir: config.yaml, train.log)", "",
+             f"Paper: {PAPER_ITERS} iterations, Adam lr 1e-3, batches of 24 random 4 s chunks. The checkpoint that "
+             "decodes is the epoch of lowest validation loss (ESPnet's valid.loss.best.pth, keep_nbest_models 1).", "",
+             "| net | config | iterations run (epochs x iterations) | best validation loss at iteration | "
+             "valid loss | where |", "|---|---|---|---|---|---|"]
+    for name, r in training.items():
+        where = r.get("device") or (f"{r['ngpu']} GPU(s)" if r.get("ngpu") else "CPU")
+        run = f"{r.get('iters_run', '?')} ({r.get('epochs_run')} x {r.get('iters_per_epoch')})"
+        if r.get("max_epoch") and r.get("epochs_run", 0) < r["max_epoch"]:
+            run += f", stopped before max_epoch {r['max_epoch']}"
+        lines.append(f"| {name} | `{r.get('config')}` | {run} | {r.get('best_iters', '?')} | "
+                     f"{r.get('best_valid', '?')} | {where} |")
+    return lines
+
+
 def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str, plot_ok: bool, grid=None):
     systems = results["systems"]
     lines = [
@@ -232,6 +299,7 @@ def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str,
                                    "numbers; the paper's numbers stand beside ours for shape only)" if corpus == "mini" else "")
         + f". Commit {results.get('commit')}, {results.get('hardware')}.",
         "",
+        *environment_lines(results.get("environment") or {}),
         "Metrics (paper eq. 2-4, NIST OpenSAD convention as in the FS02 scorer): time scored on a 1 ms grid;",
         f"DCF = 0.75 P_miss + 0.25 P_fa; P, R, F1 over speech time. Collar {PRIMARY_COLLAR} s: reference non-speech within",
         f"{PRIMARY_COLLAR} s of a reference speech boundary is not scored (speech always is). Pooled over all files",
@@ -242,19 +310,21 @@ def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str,
         "",
         f"## Table 2 shape: {dev} F1 / P / R / DCF and {evl} DCF (ours | paper)",
         "",
-        f"| system | {dev} F1 | P | R | DCF | DCF no collar | DCF per-file | {evl} DCF | threshold | paper F1 | P | R | DCF | eval DCF |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| system | {dev} F1 | P | R | DCF | DCF no collar | DCF per-file | {evl} DCF | {evl} DCF no collar | threshold "
+        "| paper F1 | P | R | DCF | eval DCF |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, (label, pf1, pp, pr, pdcf, pedcf) in PAPER_TABLE2.items():
         m = systems.get(name)
         if m is None and name == "seg_rnn_devbest":
             continue  # only when the grid's best (L, S) is not the training config's
         if m is None:
-            ours = "not run here | – | – | – | – | – | – | –"
+            ours = "not run here | – | – | – | – | – | – | – | –"
         else:
             d, e = m.get(dev, {}), m.get(evl, {})
             ours = (f"{pct(d.get('f1'))} | {pct(d.get('precision'))} | {pct(d.get('recall'))} | {pct(d.get('dcf'))} | "
-                    f"{pct(d.get('dcf_no_collar'))} | {pct(d.get('dcf_per_file'))} | {pct(e.get('dcf'))} | {m.get('threshold', '–')}")
+                    f"{pct(d.get('dcf_no_collar'))} | {pct(d.get('dcf_per_file'))} | {pct(e.get('dcf'))} | "
+                    f"{pct(e.get('dcf_no_collar'))} | {m.get('threshold', '–')}")
         lines.append(f"| {label} | {ours} | {paper(pf1)} | {paper(pp)} | {paper(pr)} | {paper(pdcf)} | {paper(pedcf)} |")
     threads = {m.get("threads") for m in systems.values() if "threads" in m}
     lines += [
@@ -269,7 +339,14 @@ def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str,
         if name in systems and "rtf" in systems[name] or name in PAPER_RTF:
             ours = f"{systems[name]['rtf']:.5f}" if "rtf" in systems.get(name, {}) else "not run here"
             lines.append(f"| {PAPER_TABLE2[name][0]} | {ours} | {PAPER_RTF.get(name, '–')} |")
+    training = results.get("training") or {}
+    if training:
+        lines += ["", "The nets timed are the ones this run trained: "
+                  + ", ".join(f"{n} from `{r.get('config')}`" for n, r in training.items() if "/" not in n)
+                  + " (section Training); their size sets their RTF."]
     lines += ordering_lines(systems, evl)
+    lines += ["", "## How these systems differ from the paper", ""] + [f"- {d}" for d in DEPARTURES]
+    lines += per_file_lines(systems, [x for x in (evl, OOD_SET) if any(x in m for m in systems.values())])
     lines += robustness_lines(systems, [x for x in (evl, OOD_SET, dev) if any(x in m for m in systems.values())], dev)
     lines += ["", "## Figures", ""]
     if plot_ok:
@@ -277,14 +354,14 @@ def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str,
                      "Dev DCF against each detector's threshold; last panel: the neural systems (paper Fig. 6 shape).")
     lines += grid_lines(grid, dev)
     missing = [PAPER_TABLE2[n][0] for n in PAPER_TABLE2 if n not in systems and n != "seg_rnn_devbest"]
+    lines += training_lines(results.get("training") or {})
     lines += gpu_report.section("fearless_steps/sad1")
     lines += ["", "## Not done yet", ""]
     if not grid:
         lines.append("- The segment RNN's (L, S) grid of paper Fig. 7 was not run (stage 7, `--seg-grid`).")
-    lines += [
-        "- The neural nets are trained with the recipe's tiny configs unless `--train-config-suffix \"\"` (paper size,",
-        "  50000 iterations) was given: see exp/<model>/config.yaml.",
-    ]
+    short = [n for n, r in (results.get("training") or {}).items() if (r.get("iters_run") or 0) < PAPER_ITERS]
+    if short:
+        lines.append(f"- {', '.join(short)}: trained fewer than the paper's {PAPER_ITERS} iterations (section Training).")
     if missing:
         lines.append(f"- Not run here: {', '.join(missing)} (rows carry the paper's numbers only).")
     with atomic_open(path) as f:
@@ -299,6 +376,7 @@ def score_systems(exp: Path, systems, sets, data: Path) -> dict:
 def write_reports(exp: Path, scored: dict, corpus: str, dev: str, evl: str, results_md: Path) -> None:
     """Merge SCORED into EXP/results.json, draw EXP/images/dcf_vs_threshold.png, write RESULTS_MD."""
     results = update_results(exp / "results.json", "fearless_steps/sad1", corpus, scored,
-                             drop=[] if "seg_rnn_devbest" in scored else ["seg_rnn_devbest"])  # stage 7 removed it
+                             drop=[] if "seg_rnn_devbest" in scored else ["seg_rnn_devbest"],  # stage 7 removed it
+                             extra={"training": nets_training(exp)})
     plot_ok = plot_sweeps(exp, list(scored), exp / "images" / "dcf_vs_threshold.png")
     write_results_md(results_md, results, corpus, dev, evl, plot_ok, load_grid(exp))

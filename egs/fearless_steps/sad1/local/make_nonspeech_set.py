@@ -12,6 +12,8 @@ Sources (the SOURCES table below is the one place they are listed; --list-source
     music   generated:midi-fluidsynth   MIDI written with mido (random GM piano / organ / guitar / strings / brass /
                                         reed / synth lead / pad, chord progression, bass, melody, sometimes GM drums),
                                         rendered by the fluidsynth CLI with the TimGM6mb soundfont (timgm6mb-soundfont)
+            mu-cade-data, pinball-data, alienblaster-data   recorded game music (produced, mixed), <= 30 s pieces:
+                                        MIDI through one soundfont alone taught the nets too narrow a picture of music
     tones   generated:quindar, dtmf, ringback-us, busy-us, dialtone-us, clicks, fsk-bell103, sweep-linear
             sound-theme-freedesktop     bells, phone ring / busy / calling, message, complete, dialog, alarm, login ...
     noise   generated:pink-noise, brown-noise, mains-hum, static-crackle
@@ -64,6 +66,9 @@ SF2 = Path("/usr/share/sounds/sf2/TimGM6mb.sf2")
 FREEDESKTOP = Path("/usr/share/sounds/freedesktop/stereo")
 FROZEN_BUBBLE = Path("/usr/share/games/frozen-bubble/snd")
 SOUND_ICONS = Path("/usr/share/sounds/sound-icons")
+MU_CADE = Path("/usr/share/games/mu-cade/sounds/musics")
+PINBALL = Path("/usr/share/games/pinball")
+ALIENBLASTER = Path("/usr/share/games/alienblaster/sound")
 
 
 class MissingDebianFile(RuntimeError):
@@ -490,6 +495,13 @@ SOURCES: List[dict] = [
     dict(make="train", kind="music", source="generated:midi-fluidsynth", build=build_midi_music, count=25,
          licence="generated; TimGM6mb samples GPL-2",
          how="mido MIDI (random GM instruments, chords, bass, melody, drums) rendered by fluidsynth + TimGM6mb.sf2"),
+    _deb("train", "music", "mu-cade-data", "MU_CADE", "BSD-2-Clause", ["mcd1.ogg", "mcd2.ogg", "mcd3.ogg", "mcd4.ogg"],
+         "the game's recorded music (Kenta Cho), in <= 30 s pieces", build=build_long_music),
+    _deb("train", "music", "pinball-data", "PINBALL", "GPL-2",
+         ["tux/game.ogg", "tux/intro.ogg", "tux/multiball.ogg", "professor/professor.ogg"],
+         "the game's recorded music, in <= 30 s pieces", build=build_long_music),
+    _deb("train", "music", "alienblaster-data", "ALIENBLASTER", "GPL-2+", ["intro.wav", "playon.wav"],
+         "the game's recorded music, in <= 30 s pieces", build=build_long_music),
     _gen("train", "tones", "quindar", gen_quindar, 4, "Quindar tones 2525 / 2475 Hz, 250 ms"),
     _gen("train", "tones", "dtmf", gen_dtmf, 4, "DTMF digit strings"),
     _gen("train", "tones", "ringback-us", gen_ringback_us, 2, "440+480 Hz, 2 s on / 4 s off"),
@@ -682,7 +694,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.sample_rate < 8000 or args.scale <= 0:
         p.error("--sample-rate must be >= 8000 and --scale > 0")
     out = Path(args.out_dir)
-    options = dict(make=args.make, seed=args.seed, sample_rate=args.sample_rate, scale=args.scale)
+    # the sources too: a set built before a source was added or changed is rebuilt, not reused
+    table = "\n".join(line for line in source_table_markdown().splitlines() if line.startswith(f"| {args.make} |"))
+    options = dict(make=args.make, seed=args.seed, sample_rate=args.sample_rate, scale=args.scale,
+                   sources=f"{zlib.crc32(table.encode()):08x}")
     stamp = out / ".done"
     if stamp.is_file():
         if json.loads(stamp.read_text()) == options:

@@ -1,0 +1,125 @@
+"""local_models/common/training.py reads back how an ESPnet2 run trained (epochs, best checkpoint, device), and the
+SAD report's Training section and egs/fearless_steps/sad1/local/gpu_train.sh's prepare / install halves."""
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+import yaml
+
+from local_models.common.training import epoch_results, training_record
+from local_models.sad.report import nets_training, training_lines
+
+ROOT = Path(__file__).resolve().parents[1]
+GPU_TRAIN = ROOT / "egs" / "fearless_steps" / "sad1" / "local" / "gpu_train.sh"
+
+
+def _epoch_line(n, train_loss, valid_loss):
+    return (f"[vm] 2026-11-27 06:22:{10 + n:02d},186 (trainer:394) INFO: {n}epoch results: [train] iter_time=6.252e-04, "
+            f"loss={train_loss}, acc=0.853, train_time=0.064, time=6.49 seconds, total_count={100 * n}, "
+            f"[valid] loss={valid_loss}, acc=0.9, time=0.16 seconds, total_count={3 * n}, [att_plot] time=1.25 seconds")
+
+
+def _exp(tmp_path, valid_losses, max_epoch=40, ngpu=1, name="cnn1d", first=1):
+    d = tmp_path / name
+    d.mkdir(parents=True, exist_ok=True)
+    lines = [f"# python -m local_models.bin.sad_train --ngpu {ngpu} --config conf/tuning/train_{name}.yaml --seed 0",
+             "[vm] 2026-11-27 06:22:31,025 (abs_task:1455) INFO: pytorch.version=2.11.0"]
+    lines += [_epoch_line(first + i, 0.5 / (i + 1), v) for i, v in enumerate(valid_losses)]
+    (d / "train.log").write_text("\n".join(lines) + "\n")
+    (d / "config.yaml").write_text(yaml.safe_dump({"max_epoch": max_epoch, "num_iters_per_epoch": 100,
+                                                   "batch_size": 24, "ngpu": ngpu}))
+    return d
+
+
+def test_epoch_results_parse_train_and_valid_values(tmp_path):
+    d = _exp(tmp_path, [0.3, 0.2e-1])
+    rows = epoch_results(d / "train.log")
+    assert [r["epoch"] for r in rows] == [1, 2]
+    assert rows[0]["train"]["loss"] == 0.5 and rows[0]["valid"]["loss"] == 0.3 and rows[1]["valid"]["loss"] == 0.02
+    assert rows[0]["valid"]["acc"] == 0.9 and "time" not in rows[0]["valid"]  # "0.16 seconds" is not a value
+    assert rows[1]["time"] == "2026-11-27 06:22:12,186"
+
+
+def test_record_picks_the_epoch_of_lowest_validation_loss(tmp_path):
+    d = _exp(tmp_path, [0.25, 0.21, 0.22, 0.3, 0.45])  # overfitting after epoch 2
+    r = training_record(d)
+    assert r["best_epoch"] == 2 and r["best_iters"] == 200 and r["best_valid"] == 0.21
+    assert r["epochs_run"] == 5 and r["iters_run"] == 500 and r["max_epoch"] == 40 and r["ngpu"] == 1
+    assert r["config"] == "conf/tuning/train_cnn1d.yaml" and "device" not in r
+    (d / "device.txt").write_text("NVIDIA H200\n")
+    assert training_record(d)["device"] == "NVIDIA H200"
+
+
+def test_record_keeps_the_epochs_of_an_earlier_invocation(tmp_path):
+    """utils/stage_lib.sh keeps the train.log of an interrupted run in train.prev.log before resuming."""
+    d = _exp(tmp_path, [0.3, 0.1])
+    (d / "train.prev.log").write_text((d / "train.log").read_text())
+    _exp(tmp_path, [0.2, 0.25], first=3)  # the resumed run: epochs 3 and 4
+    r = training_record(d)
+    assert r["epochs_run"] == 4 and r["best_epoch"] == 2 and r["best_valid"] == 0.1
+
+
+def test_record_is_none_without_a_training(tmp_path):
+    assert training_record(tmp_path / "nothing") is None
+    d = _exp(tmp_path, [0.3])
+    (d / "config.yaml").unlink()
+    assert training_record(d) is None
+
+
+def test_report_says_where_and_how_long_each_net_trained(tmp_path):
+    _exp(tmp_path, [0.3, 0.2, 0.4], max_epoch=40, ngpu=1, name="cnn1d")
+    (tmp_path / "cnn1d" / "device.txt").write_text("NVIDIA H200\n")
+    _exp(tmp_path, [0.5, 0.4], max_epoch=2, ngpu=0, name="rnn")
+    _exp(tmp_path / "seg_grid", [0.3], max_epoch=1, ngpu=0, name="L25_S1")
+    training = nets_training(tmp_path)
+    assert list(training) == ["cnn1d", "rnn", "seg_grid/L25_S1"]
+    rows = {line.split(" | ")[0].strip("| "): line for line in training_lines(training) if line.startswith("| ")}
+    assert "300 (3 x 100), stopped before max_epoch 40 | 200 | 0.2 | NVIDIA H200" in rows["cnn1d"]
+    assert "200 (2 x 100) | 200 | 0.4 | CPU" in rows["rnn"] and "stopped" not in rows["rnn"]
+    assert training_lines({}) == []
+
+
+def _wav(path, seconds, sr=8000):
+    sf.write(str(path), (0.1 * np.sin(np.arange(int(seconds * sr)) / 7)).astype(np.float32), sr, subtype="PCM_16")
+
+
+@pytest.mark.skipif(subprocess.run(["bash", "-c", "command -v sox"], capture_output=True).returncode != 0,
+                    reason="needs sox")
+def test_gpu_train_packs_flac_with_relative_paths_and_installs_back(tmp_path):
+    recipe = tmp_path / "sad1"
+    (recipe / "local").mkdir(parents=True)
+    (recipe / "local" / "gpu_train.sh").write_bytes(GPU_TRAIN.read_bytes())
+    for x in ("train_aug", "dev"):
+        d = recipe / "data" / x
+        d.mkdir(parents=True)
+        _wav(tmp_path / f"{x}_a.wav", 1.5)
+        (d / "wav.scp").write_text(f"{x}_a {tmp_path / f'{x}_a.wav'}\n")
+        (d / "utt2spk").write_text(f"{x}_a {x}_a\n")
+        (d / "spk2utt").write_text(f"{x}_a {x}_a\n")
+        (d / "reco2dur").write_text(f"{x}_a 1.5\n")
+        (d / "ref.rttm").write_text(f"SPEAKER {x}_a 1 0.1 0.5 <NA> <NA> speech <NA> <NA>\n")
+    sh = ["bash", str(recipe / "local" / "gpu_train.sh")]
+    subprocess.run(sh + ["prepare", str(tmp_path / "pack")], check=True, capture_output=True)
+    out = tmp_path / "unpacked"
+    out.mkdir()
+    subprocess.run(["tar", "-C", str(out), "-xf", str(tmp_path / "pack" / "sad_data.tar")], check=True)
+    assert (out / "data" / "dev" / "wav.scp").read_text() == "dev_a downloads/flac/dev_a.flac\n"
+    wave, sr = sf.read(str(out / "downloads" / "flac" / "train_aug_a.flac"), dtype="int16")
+    ref, _ = sf.read(str(tmp_path / "train_aug_a.wav"), dtype="int16")
+    assert sr == 8000 and np.array_equal(wave, ref)  # lossless
+    assert (out / "data" / "train_aug" / "ref.rttm").is_file()
+
+    # install: the device's OUT (exp/<net>/ + gpu.txt) into the recipe's exp/
+    src = tmp_path / "device_out"
+    for m in ("cnn1d", "rnn", "seg_rnn"):
+        _exp(src / "exp", [0.3], name=m)
+        (src / "exp" / m / "valid.loss.best.pth").write_bytes(b"weights")
+    (src / "gpu.txt").write_text("GPU 0: NVIDIA H200 (UUID: GPU-ab92)\n")
+    subprocess.run(sh + ["install", str(src)], check=True, capture_output=True)
+    assert (recipe / "exp" / "rnn" / "valid.loss.best.pth").read_bytes() == b"weights"
+    assert (recipe / "exp" / "seg_rnn" / "device.txt").read_text().strip() == "NVIDIA H200"
+    (src / "exp" / "rnn" / "valid.loss.best.pth").unlink()
+    p = subprocess.run(sh + ["install", str(src)], capture_output=True, text=True)
+    assert p.returncode != 0 and "exp/rnn/valid.loss.best.pth missing" in p.stderr
