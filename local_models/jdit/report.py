@@ -20,7 +20,7 @@ import numpy as np
 
 from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open, read_table
-from local_models.common.results import hardware, update_results
+from local_models.common.results import environment_lines, hardware, update_results
 
 from .metrics import (SKIP_TOKENS, attention_failures, attention_path, duration_accuracy, read_durations,
                       strip_eos, uniform_durations)
@@ -258,11 +258,11 @@ def write_results_json(args, rows, durs):
     return update_results(Path(args.exp) / "results.json", "egs/kss/tts1", args.corpus, systems)
 
 
-def _intro_lines(args, rows) -> list:
-    """Title, corpus, systems not run, vocoder, training length and the aligner variant of this run."""
+def _intro_lines(args, rows, env=None) -> list:
+    """Title, corpus, environment, systems not run, vocoder, training length and the aligner variant of this run."""
     L = ["# egs/kss/tts1: JDI-T vs ESPnet Tacotron2 / Transformer / FastSpeech (paper 002, Lim et al.)", "",
          f"Corpus: {args.corpus}. Written by `local_models/bin/jdit_score.py` (run.sh stage 6) from this run's "
-         f"measurements; hardware: {hardware()}.", ""]
+         f"measurements; hardware: {hardware()}.", "", *environment_lines(env or {})]
     not_run = [NAMES[s] for s in ("tacotron2", "transformer", "fastspeech", "jdit") if s not in args.systems]
     if not_run:
         L += [f"**Not run: {', '.join(not_run)}** (rows marked \"not run\").", ""]
@@ -438,11 +438,35 @@ def _speed_lines(args, rows) -> list:
     return L
 
 
-def write_markdown(args, rows, durs):
-    """RESULTS.md: the sections below, then the GPU check's rows."""
+def departure_lines(exp: Path) -> list:
+    """What this run's JDI-T does where the paper is silent or different, read from exp/tts_jdit/config.yaml and
+    conf/fbank.conf (the recipe's, beside exp/)."""
+    import yaml
+
+    conf = exp / "tts_jdit" / "config.yaml"
+    if not conf.is_file():
+        return []
+    c = yaml.safe_load(conf.read_text(encoding="utf-8"))
+    t = c.get("tts_conf") or {}
+    fbank = exp.parent / "conf" / "fbank.conf"
+    opts = dict(re.findall(r"--([\w-]+) (\S+)", fbank.read_text())) if fbank.is_file() else {}
+    lines = ["## How this JDI-T differs from the paper (or fills what it leaves open)", "",
+             f"- FFT block: self-attention ({t.get('aheads')} heads), then the paper's \"1D convolution\" as ESPnet's "
+             f"`{t.get('positionwise_layer_type')}`: conv (kernel {t.get('positionwise_conv_kernel_size')}) -> ReLU "
+             "-> linear, each with residual + layer norm.",
+             f"- Gradient clipping at norm {c.get('grad_clip')} (the paper gives none); optimiser `{c.get('optim')}` "
+             f"{c.get('optim_conf')}, scheduler `{c.get('scheduler')}`.",
+             f"- Log-mel features: {opts.get('n-mels', '?')} bands, {opts.get('fmin', '?')}-{opts.get('fmax', '?')} Hz, "
+             f"FFT {opts.get('n-fft', '?')}, hop {opts.get('hop-length', '?')} at {opts.get('sample-rate', '?')} Hz "
+             f"(the paper states 80 bands only), normalised `{c.get('normalize')}`.", ""]
+    return lines
+
+
+def write_markdown(args, rows, durs, env=None):
+    """RESULTS.md: the sections below, then the GPU check's rows; ENV: results.json's environment."""
     main_set = next((x for x in args.sets if any(x in r and "mcd" in r[x] for r in rows.values())), None)
-    L = (_intro_lines(args, rows) + _table1_lines(args, rows, main_set) + _duration_lines(args, durs)
-         + _attention_lines(rows) + _speed_lines(args, rows))
+    L = (_intro_lines(args, rows, env) + _table1_lines(args, rows, main_set) + _duration_lines(args, durs)
+         + _attention_lines(rows) + _speed_lines(args, rows) + departure_lines(Path(args.exp)))
     L += gpu_report.section("kss/tts1") + [""]
     with atomic_open(args.results_md) as f:
         f.write("\n".join(L))
@@ -455,5 +479,5 @@ def score(args) -> None:
     if not rows:
         raise ValueError(f"nothing to score: no {args.exp}/*/decode_<set>/synth.json for sets {args.sets} "
                          "(run stage 5)")
-    write_results_json(args, rows, durs)
-    write_markdown(args, rows, durs)
+    results = write_results_json(args, rows, durs)
+    write_markdown(args, rows, durs, results.get("environment"))

@@ -19,9 +19,10 @@ import yaml
 
 from local_models.common import gpu_report
 from local_models.common.datadir import DataDirError, atomic_open, read_table
-from local_models.common.results import update_results
+from local_models.common.results import environment_lines, update_results
 
-from .scoring import Counts, pooled, read_text, score, werr
+from .scoring import (ESPNET_HEADER, Counts, espnet_row, pooled, read_text, score, wer_diff_interval, werr,
+                      write_sclite)
 
 LANG_NAMES = {"en": "En-IN", "hi": "Hi-IN", "ta": "Ta-IN", "gu": "Gu-IN"}
 # paper 001 tables: row -> (En-IN, Hi-IN, Ta-IN, Gu-IN, Avg., WERR)
@@ -61,6 +62,9 @@ class Scorer:
 
     def __init__(self, data: Path, exp: Path):
         self.data, self.exp, self._refs = data, exp, {}
+        self.dirs: Dict[str, Counts] = {}  # decode dir (relative to exp) -> totals, for ESPnet's WER table
+        self.utt_errors: Dict[str, Dict[str, tuple]] = {}  # decode dir -> {utt: (word errors, reference words)}
+        self.row_utts: Dict[str, Dict[str, tuple]] = {}  # a table row (collect) -> the same over its decode dirs
 
     def refs(self, test_set: str):
         if test_set not in self._refs:
@@ -80,7 +84,14 @@ class Scorer:
             refs = {u: r for u, r in refs.items() if utt2lid.get(u) == restrict_lang}
         lang_path = decode_dir / "hyp_lang"
         hyp_lang = read_table(lang_path, allow_empty_value=True) if lang_path.is_file() and hyp_name == "hyp" else None
-        return score(refs, read_text(hyp_path, allow_empty=True), utt2lid, hyp_lang, str(hyp_path))
+        alignments = []
+        per = score(refs, read_text(hyp_path, allow_empty=True), utt2lid, hyp_lang, str(hyp_path), alignments)
+        name = str(hyp_path.relative_to(self.exp)) if hyp_path.is_relative_to(self.exp) else str(hyp_path)
+        self.dirs[name] = pooled(per)
+        self.utt_errors[name] = {u: (a.sub + a.dels + a.ins, a.corr + a.sub + a.dels) for u, a in alignments}
+        write_sclite(decode_dir / ("score_wer" if hyp_name == "hyp" else f"score_wer_{hyp_name}") / "result.txt",
+                     name, self.dirs[name], alignments)
+        return per
 
 
 def merge(into: Dict[str, Counts], new: Optional[Dict[str, Counts]]) -> None:
@@ -129,11 +140,17 @@ def collect(args, scorer: Scorer, langs, own_sets, extra_sets):
     rows: Dict[str, dict] = {}
     raw: Dict[str, Dict[str, Counts]] = {}
 
-    def gather(name, dirs_and_langs, sets, hyp_name="hyp"):
+    def gather(name, dirs_and_langs, sets, hyp_name="hyp", suffix=""):
         per: Dict[str, Counts] = {}
+        utts: Dict[str, tuple] = {}
         for sys_dir, sub, only in dirs_and_langs:
             for x in sets:
-                merge(per, scorer.counts(args_exp / sys_dir / f"decode_{x}" / sub, x, hyp_name, only))
+                d = args_exp / sys_dir / f"decode_{x}" / sub
+                merge(per, scorer.counts(d, x, hyp_name, only))
+                utts.update({f"{x}/{u}": v for u, v in scorer.utt_errors.get(str((d / hyp_name).relative_to(
+                    args_exp)), {}).items()})
+        if utts:
+            scorer.row_utts[name + suffix] = utts
         return per
 
     args_exp = Path(args.exp)
@@ -146,13 +163,13 @@ def collect(args, scorer: Scorer, langs, own_sets, extra_sets):
             if s in systems:
                 groups[s] = [(s, "known", None)]
         for name, dirs in groups.items():
-            per = gather(name, dirs, sets)
+            per = gather(name, dirs, sets, suffix=suffix)
             if per:
                 raw[name + suffix] = per
                 rows[name + suffix] = row_metrics(per, langs)
         if "multisoftmax_lid" in systems:  # Table 4 / 5: language unknown
             for name, hyp in (("multisoftmax_lid_lidfree", "hyp"), ("multisoftmax_lid_oracle", "hyp_oracle")):
-                per = gather(name, [("multisoftmax_lid", "lidfree", None)], sets, hyp)
+                per = gather(name, [("multisoftmax_lid", "lidfree", None)], sets, hyp, suffix)
                 if per:
                     rows[name + suffix] = row_metrics(per, langs)
     return rows
@@ -232,9 +249,51 @@ def lid_loss_line(exp: Path) -> str:
     return line + "."
 
 
-def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets) -> None:
+# (row, the row it is compared with): each table's rows against its base, and the acceptance comparisons
+DIFF_PAIRS = [(s, "mono") for s in ("vanilla", "onehot", "multisoftmax", "multisoftmax_lsp", "multisoftmax_lid",
+                                    "ft_onehot", "ft_multisoftmax")] + \
+             [("multisoftmax", "vanilla"), ("multisoftmax_lid_lidfree", "vanilla"),
+              ("multisoftmax_lid_lidfree", "multisoftmax_lid_oracle")]
+
+
+def interval_text(d: Optional[dict]) -> str:
+    if d is None:
+        return "no interval (fewer than 2 common utterances)"
+    verdict = "told apart" if d["apart"] else "**not told apart**"
+    return (f"{d['diff']:+.2f} points, {100 * d['level']:.0f} % interval [{d['low']:+.2f}, {d['high']:+.2f}] over "
+            f"{d['utts']} utterances: {verdict}")
+
+
+def diff_lines(row_utts: Dict[str, Dict[str, tuple]]) -> List[str]:
+    """WER differences between rows with paired bootstrap intervals over the test utterances."""
+    found = [(a, b, wer_diff_interval(row_utts[a], row_utts[b])) for a, b in DIFF_PAIRS
+             if a in row_utts and b in row_utts]
+    if not found:
+        return []
+    lines = ["## WER differences with bootstrap intervals", "",
+             "WER(row) - WER(compared with), in points over the utterances both decoded; 95 % paired bootstrap "
+             "interval (2000 resamples of the utterances, percentile, seed 0). Where the interval holds 0 the two "
+             "are not told apart on this test set.", "", "| row | compared with | difference |", "|---|---|---|"]
+    lines += [f"| {LABELS.get(a, a)} | {LABELS.get(b, b)} | {interval_text(d)} |" for a, b, d in found]
+    return lines + [""]
+
+
+def espnet_lines(dirs: Dict[str, Counts]) -> List[str]:
+    """ESPnet's WER table, one row per decode dir (each dir's score_wer/result.txt has the alignments)."""
+    if not dirs:
+        return []
+    return ["## WER per decode dir, in ESPnet's format", "",
+            "Rates in % of the reference words (Corr, Sub, Del, Ins, Err) and of the utterances (S.Err), from "
+            "jiwer's minimal word alignment; each decode dir's `score_wer/result.txt` lists every utterance's "
+            "alignment, sclite-style.", "", *ESPNET_HEADER, *[espnet_row(name, c) for name, c in sorted(dirs.items())],
+            ""]
+
+
+def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets, env=None, dirs=None,
+             row_utts=None) -> None:
     lines = ["# egs/indic/asr1: multi-softmax streaming multilingual RNN-T (paper 001, Joshi et al., Interspeech 2021)",
              "", f"Corpus: **{args.corpus}**, test sets {', '.join(own_sets)}. {args.note}".rstrip(), "",
+             *environment_lines(env or {}),
              systems_line(args), "",
              "Every number below was measured by this recipe's stages 4-7 in the run that wrote this file. The "
              "paper trains 6 x 1024 LSTM models on 23 000 hours; the mini corpus has minutes of espeak-ng speech "
@@ -252,6 +311,8 @@ def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets) -> No
               "and keeps the output of the language with the highest LID posterior averaged over frames; the "
               "oracle keeps the true language's decoder output of the same run.", ""]
     lines += wer_table({k: v for k, v in t4.items() if v}, list(t4), PAPER_T4, langs, "vanilla") + [""]
+    lines += diff_lines(row_utts or {})
+    lines += espnet_lines(dirs or {})
     lid_line = lid_loss_line(args.exp)
     lines += ["## Table 5: LID accuracy [%]", ""] + ([lid_line, ""] if lid_line else []) + [
               "| Model | " + " | ".join(LANG_NAMES.get(l, l) for l in langs) + " | Avg. | paper |",
@@ -289,7 +350,7 @@ def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets) -> No
                   "| tau | s_th | WER [%] | T_avg | LID acc. [%] |", "| --- | --- | --- | --- | --- |"]
         lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in PAPER_T7]
         lines += ["", "![switch-off trade-off](exp/images/switchoff.png)", ""]
-    lines += acceptance(rows, t7)
+    lines += acceptance(rows, t7, row_utts)
     for x in extra_sets:
         sub = {k[: -len(x) - 1]: v for k, v in rows.items() if k.endswith(f"@{x}")}
         if sub:
@@ -302,18 +363,25 @@ def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets) -> No
         f.write("\n".join(lines) + "\n")
 
 
-def acceptance(rows, t7) -> List[str]:
-    """The recipe's acceptance checks, stated with the measured numbers (held or not)."""
+def acceptance(rows, t7, row_utts=None) -> List[str]:
+    """The recipe's acceptance checks, stated with the measured numbers (held or not); a WER comparison also
+    gives its bootstrap interval (row_utts: collect's per-utterance errors) and says when it cannot tell apart."""
     def get(name, key):
         return (rows.get(name) or {}).get(key)
+
+    def ci(a, b):
+        u = row_utts or {}
+        return f"; {interval_text(wer_diff_interval(u[a], u[b]))}" if a in u and b in u else ""
 
     checks = []
     ms, va = get("multisoftmax", "wer_avg"), get("vanilla", "wer_avg")
     if ms is not None and va is not None:
-        checks.append((ms < va, f"multi-softmax beats vanilla on average WER ({fmt(ms)} vs {fmt(va)})"))
+        checks.append((ms < va, f"multi-softmax beats vanilla on average WER ({fmt(ms)} vs {fmt(va)}"
+                                f"{ci('multisoftmax', 'vanilla')})"))
     lf = get("multisoftmax_lid_lidfree", "wer_avg")
     if lf is not None and va is not None:
-        checks.append((lf < va, f"LID-free multi-softmax beats vanilla ({fmt(lf)} vs {fmt(va)})"))
+        checks.append((lf < va, f"LID-free multi-softmax beats vanilla ({fmt(lf)} vs {fmt(va)}"
+                                f"{ci('multisoftmax_lid_lidfree', 'vanilla')})"))
     acc = get("multisoftmax_lid_lidfree", "lid_acc_avg")
     if acc is not None:
         checks.append((acc >= 90, f"multi-softmax LID picks the right language on >= 90 % of utterances ({fmt(acc)} %)"))
@@ -394,9 +462,10 @@ def run(args) -> int:
         print(f"indic_score: {e}", file=sys.stderr)
         return 1
     exp = Path(args.exp)
-    update_results(exp / "results.json", "egs/indic/asr1", args.corpus, results_systems(rows, t7, prm))
+    results = update_results(exp / "results.json", "egs/indic/asr1", args.corpus, results_systems(rows, t7, prm))
     plot_switchoff(t7, exp / "images" / "switchoff.png")
-    write_md(Path(args.results), args, rows, t7, prm, langs, own_sets, extra_sets)
+    write_md(Path(args.results), args, rows, t7, prm, langs, own_sets, extra_sets, results.get("environment"),
+             scorer.dirs, scorer.row_utts)
     for name in ("mono", "vanilla", "onehot", "multisoftmax", "multisoftmax_lsp", "multisoftmax_lid_lidfree"):
         if name in rows:
             print(f"indic_score: {name}: WER {fmt(rows[name].get('wer_avg'))} %, CER {fmt(rows[name].get('cer_avg'))} %",

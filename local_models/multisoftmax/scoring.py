@@ -4,6 +4,8 @@ WER: Levenshtein word errors (substitutions + deletions + insertions) summed ove
 the number of reference words (word-weighted, also for the average over languages: paper Table 2 "The
 average WER is obtained using word weighted WER"). Hypotheses are B_-grapheme units mapped back to words
 (units.units_to_text) before scoring; references are the normalised transcripts (stage 3 text_norm).
+Corr / Sub / Del / Ins / S.Err (ESPnet's WER table, score_wer/result.txt): from jiwer's minimal word alignment, whose
+Sub + Del + Ins is the word edit distance above.
 CER: the same over characters with spaces removed (grapheme error rate; a finer view on a tiny corpus).
 WERR: relative WER reduction against a baseline, 100 * (WER_base - WER) / WER_base.
 LID accuracy: share of utterances whose chosen language is the true one (paper Table 5 reads the script of
@@ -21,6 +23,47 @@ from local_models.common.datadir import DataDirError, iter_lines
 
 
 @dataclass
+class Alignment:
+    """One utterance's word alignment, as sclite prints it: REF / HYP rows with *** for a gap, and an Eval row
+    marking S(ubstitution), D(eletion), I(nsertion) (upper-casing errors, sclite's other mark, means nothing in
+    Devanagari or Tamil script)."""
+    corr: int
+    sub: int
+    dels: int
+    ins: int
+    ref: str
+    hyp: str
+    eval: str
+
+
+def align_words(ref: str, hyp: str) -> Alignment:
+    """Minimal word alignment of REF and HYP (jiwer, rapidfuzz's Levenshtein opcodes)."""
+    import jiwer
+
+    r, h = ref.split(), hyp.split()
+    if not r and not h:
+        return Alignment(0, 0, 0, 0, "", "", "")
+    if not r or not h:  # jiwer wants a non-empty side to align
+        return Alignment(0, 0, len(r), len(h), " ".join(r + ["***"] * len(h)),
+                         " ".join(["***"] * len(r) + h), " ".join(["D"] * len(r) + ["I"] * len(h)))
+    out = jiwer.process_words(ref, hyp)
+    cols = []  # (ref word, hyp word, mark)
+    for c in out.alignments[0]:
+        rw, hw = r[c.ref_start_idx:c.ref_end_idx], h[c.hyp_start_idx:c.hyp_end_idx]
+        if c.type == "equal":
+            cols += [(x, y, "") for x, y in zip(rw, hw)]
+        elif c.type == "substitute":
+            cols += [(x, y, "S") for x, y in zip(rw, hw)]
+        elif c.type == "delete":
+            cols += [(x, "***", "D") for x in rw]
+        else:
+            cols += [("***", y, "I") for y in hw]
+    widths = [max(len(a), len(b), len(m)) for a, b, m in cols]
+    row = lambda k: " ".join(col[k].ljust(w) for col, w in zip(cols, widths)).rstrip()  # noqa: E731
+    return Alignment(out.hits, out.substitutions, out.deletions, out.insertions, row(0), row(1), row(2))
+
+
+@dataclass
 class Counts:
     """Error and reference totals of a set of utterances."""
 
@@ -31,11 +74,20 @@ class Counts:
     utts: int = 0
     lid_correct: int = 0
     lid_known: int = 0   # utterances with a chosen language
+    corr: int = 0        # word alignment (ESPnet's / sclite's Corr, Sub, Del, Ins; S.Err = utterances with an error)
+    sub: int = 0
+    dels: int = 0
+    ins: int = 0
+    sent_err: int = 0
 
-    def add(self, ref: str, hyp: str, lid_ok: Optional[bool] = None) -> None:
-        r, h = ref.split(), hyp.split()
-        self.word_errors += editdistance.eval(r, h)
-        self.words += len(r)
+    def add(self, ref: str, hyp: str, lid_ok: Optional[bool] = None) -> "Alignment":
+        """Count one utterance; returns its word alignment (for score_wer/result.txt)."""
+        a = align_words(ref, hyp)
+        self.corr, self.sub, self.dels, self.ins = (self.corr + a.corr, self.sub + a.sub, self.dels + a.dels,
+                                                    self.ins + a.ins)
+        self.word_errors += a.sub + a.dels + a.ins  # = the word edit distance (a minimal alignment)
+        self.sent_err += int(a.sub + a.dels + a.ins > 0)
+        self.words += a.corr + a.sub + a.dels
         rc, hc = ref.replace(" ", ""), hyp.replace(" ", "")
         self.char_errors += editdistance.eval(rc, hc)
         self.chars += len(rc)
@@ -43,6 +95,7 @@ class Counts:
         if lid_ok is not None:
             self.lid_known += 1
             self.lid_correct += int(lid_ok)
+        return a
 
     def __iadd__(self, other: "Counts") -> "Counts":
         for k in self.__dataclass_fields__:
@@ -80,8 +133,10 @@ def read_text(path: Path, allow_empty: bool = False) -> Dict[str, str]:
 
 
 def score(refs: Mapping[str, str], hyps: Mapping[str, str], utt2lid: Mapping[str, str],
-          hyp_lang: Optional[Mapping[str, str]] = None, hyp_path: str = "hyp") -> Dict[str, Counts]:
-    """Counts per true language of every reference utterance; a missing hypothesis is an error."""
+          hyp_lang: Optional[Mapping[str, str]] = None, hyp_path: str = "hyp",
+          alignments: Optional[list] = None) -> Dict[str, Counts]:
+    """Counts per true language of every reference utterance; a missing hypothesis is an error.
+    ALIGNMENTS, when given, receives (utt, Alignment) per utterance."""
     missing = [u for u in refs if u not in hyps]
     if missing:
         raise DataDirError(hyp_path, None, f"{len(missing)} reference utterances have no hypothesis, e.g. '{missing[0]}'")
@@ -89,8 +144,57 @@ def score(refs: Mapping[str, str], hyps: Mapping[str, str], utt2lid: Mapping[str
     for utt, ref in refs.items():
         lang = utt2lid[utt]
         lid_ok = None if hyp_lang is None else hyp_lang.get(utt) == lang
-        out.setdefault(lang, Counts()).add(ref, hyps[utt], lid_ok)
+        a = out.setdefault(lang, Counts()).add(ref, hyps[utt], lid_ok)
+        if alignments is not None:
+            alignments.append((utt, a))
     return out
+
+
+def espnet_row(name: str, c: Counts) -> str:
+    """One row of ESPnet's WER table: |dataset|Snt|Wrd|Corr|Sub|Del|Ins|Err|S.Err| (rates in % of Wrd / Snt)."""
+    pw = (lambda n: f"{100.0 * n / c.words:.1f}") if c.words else (lambda n: "-")
+    se = f"{100.0 * c.sent_err / c.utts:.1f}" if c.utts else "-"
+    return (f"|{name}|{c.utts}|{c.words}|{pw(c.corr)}|{pw(c.sub)}|{pw(c.dels)}|{pw(c.ins)}|"
+            f"{pw(c.sub + c.dels + c.ins)}|{se}|")
+
+
+def wer_diff_interval(a: Mapping[str, tuple], b: Mapping[str, tuple], level: float = 0.95, n: int = 2000,
+                      seed: int = 0) -> Optional[dict]:
+    """WER(a) - WER(b) in points over the utterances both decoded, with a paired bootstrap interval (utterances
+    resampled; scipy.stats.bootstrap, percentile). A / B: {utt: (word errors, reference words)}. None when fewer
+    than 2 common utterances or no reference words."""
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    common = sorted(set(a) & set(b))
+    ea, eb, w = (np.array([d[u][i] for u in common], dtype=float) for d, i in ((a, 0), (b, 0), (a, 1)))
+    if len(common) < 2 or w.sum() == 0:
+        return None
+
+    def diff(x, y, words, axis=-1):
+        return 100.0 * (x.sum(axis=axis) - y.sum(axis=axis)) / np.maximum(words.sum(axis=axis), 1)
+
+    res = bootstrap((ea, eb, w), diff, paired=True, vectorized=True, n_resamples=n, confidence_level=level,
+                    method="percentile", random_state=np.random.default_rng(seed))
+    lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    return {"diff": float(diff(ea, eb, w)), "low": lo, "high": hi, "utts": len(common), "level": level,
+            "apart": not (lo <= 0.0 <= hi)}
+
+
+ESPNET_HEADER = ["|dataset|Snt|Wrd|Corr|Sub|Del|Ins|Err|S.Err|", "|---|---|---|---|---|---|---|---|---|"]
+
+
+def write_sclite(path: Path, name: str, total: Counts, alignments) -> None:
+    """sclite-style result.txt: the summary (ESPnet's columns) then every utterance's alignment."""
+    from local_models.common.datadir import atomic_open
+
+    lines = [f"{name}", *ESPNET_HEADER, espnet_row("Sum/Avg", total), ""]
+    for utt, a in alignments:
+        lines += [f"id: ({utt})", f"Scores: (#C #S #D #I) {a.corr} {a.sub} {a.dels} {a.ins}",
+                  f"REF:  {a.ref}", f"HYP:  {a.hyp}", f"Eval: {a.eval}", ""]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_open(path) as f:
+        f.write("\n".join(lines))
 
 
 def pooled(per_lang: Mapping[str, Counts], langs: Optional[Iterable[str]] = None) -> Counts:

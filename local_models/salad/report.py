@@ -12,7 +12,7 @@ import numpy as np
 
 from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open
-from local_models.common.results import update_results
+from local_models.common.results import environment_lines, update_results
 
 from .predicted import DTW_METRIC
 
@@ -337,7 +337,28 @@ def speed_bound(lat: dict) -> list:
     return lines
 
 
-def write_md(path: Path, results: dict, speakers, names, stds: dict, lat, corpus: str) -> None:
+def departure_lines(exp: Path) -> list:
+    """Where this run's models fill what the paper leaves open or differ from it (read from the configs)."""
+    import yaml
+
+    lines = ["## How these models differ from the paper (or fill what it leaves open)", ""]
+    for conf in sorted(exp.glob("*/*salad*/config.yaml"))[:1] + sorted(exp.glob("*/*rnn*/config.yaml"))[:1]:
+        c = yaml.safe_load(conf.read_text(encoding="utf-8"))
+        m = c.get("model_conf") or {}
+        what = (f"{m.get('heads')} attention heads, {m.get('num_blocks')} blocks (the paper gives neither)"
+                if c.get("model") == "salad" else "the MUSA-RNN baseline")
+        lines.append(f"- `{conf.parent.relative_to(exp)}`: {what}; gradient clipping at norm {c.get('grad_clip')} "
+                     f"(the paper gives none).")
+    lines += ["- Vocoder features: WORLD (pyworld: mel-cepstrum 40, log-F0, one coded band aperiodicity, voicing) in "
+              "place of the paper's Ahocoder; synthesis through WORLD.",
+              "- MCD over c0..c39 with c0 (energy) included, duration-aligned (no DTW), as MUSA / SALAD compute it "
+              "(docs/metrics.md); ESPnet's evaluate_mcd drops c0.",
+              "- The latency table times the models named in it; its MCD column, where shown, comes from the models "
+              "this run trained (the recipe's configs), which need not be the timed sizes.", ""]
+    return lines
+
+
+def write_md(path: Path, results: dict, speakers, names, stds: dict, lat, corpus: str, exp: Path = None) -> None:
     systems = results["systems"]
     lines = ["# egs/tcstar/tts1: SALAD vs MUSA-RNN (paper 000, Pascual et al., Interspeech 2019)", "",
              f"Written by `run.sh` stage 6 (`local_models/bin/salad_score.py`) from this run's decodes. Corpus: "
@@ -345,6 +366,7 @@ def write_md(path: Path, results: dict, speakers, names, stds: dict, lat, corpus
                             "cores; the paper trains on 100 min per TC-STAR speaker: numbers are not comparable "
                             "in level, only in ordering)" if corpus == "mini" else "")
              + f". Commit {results.get('commit')}, {results.get('hardware')}.", "",
+             *environment_lines(results.get("environment") or {}),
              "## Paper Table 2 shape: objective results per speaker", "", *table2(systems, speakers, names),
              *convergence(systems),
              "## MCD gap SALAD - RNN", "", *gaps(systems, speakers), "", *window_gap(systems, speakers)]
@@ -363,6 +385,7 @@ def write_md(path: Path, results: dict, speakers, names, stds: dict, lat, corpus
     lines += ["## Paper Table 3 / Fig. 3: CPU inference latency", ""]
     lines += latency_lines(lat) + [""] if lat else ["Not measured in this run: `python benchmarks/salad_latency.py` "
                                                    "writes exp/latency.json and exp/images/latency.png.", ""]
+    lines += departure_lines(exp) if exp is not None else []
     lines += gpu_report.section("tcstar/tts1") + [""]
     with atomic_open(path) as f:
         f.write("\n".join(lines))
@@ -397,5 +420,5 @@ def score(exp: Path, speakers, names, sets, results_md: Path, corpus: str) -> di
         attach_latency(systems, lat, speakers)
     results = update_results(exp / "results.json", "tcstar/tts1", corpus, systems)
     stds = f0_histograms(exp, speakers, lambda spk: f"{spk}_test", exp / "images")
-    write_md(results_md, results, speakers, names, stds, lat, corpus)
+    write_md(results_md, results, speakers, names, stds, lat, corpus, exp)
     return systems

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open
-from local_models.common.results import update_results
+from local_models.common.results import environment_lines, update_results
 
 # paper 003 (English test set): system -> (table, label, ABX %, bitrate bits/s)
 PAPER = {
@@ -315,6 +315,20 @@ def plot(systems: dict, s: str, path: Path) -> bool:
     return True
 
 
+DEPARTURES = [
+    "Encoder without position encoding (paper Fig. 3a gives it none; only the inverter adds sinusoidal PE); "
+    "`pos_enc: true` in the config adds it.",
+    "Codebook: EMA updates (decay 0.99); not in the paper but needed for the codebook to be used at all, the codes "
+    "start from the first training batch's encoder outputs, and a code whose EMA count falls below `dead_count` "
+    "frames is restarted at a random encoder output of the batch.",
+    "Loss scale: the reconstruction error is averaged over frames and feature dimensions, the commitment (eq. 7) "
+    "and smoothing (eq. 9) terms are summed over the code's dimensions and averaged over codes (resp. adjacent "
+    "code pairs). If the paper's squared norms are sums over dimensions (it does not say), a weight here "
+    "(commitment, smooth_weight) is the paper's divided by the feature dimension, the reconstruction being a mean "
+    "over it.",
+]
+
+
 def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_ok: bool) -> None:
     systems = results["systems"]
     s = sets[0]
@@ -325,6 +339,7 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
                                    "paper's ZeroSpeech 2019 English numbers, which stand beside ours for shape only)"
                                    if corpus == "mini" else "") + f". Commit {results.get('commit')}, {results.get('hardware')}.",
         "",
+        *environment_lines(results.get("environment") or {}),
         "Metrics (ZeroSpeech 2019): ABX error = across-speaker, within-context triphone discrimination; DTW over the",
         "angular distance arccos(cos)/pi between frames (codes evaluated as their codebook embeddings, one per 40 ms);",
         "scores averaged over contexts, then speakers, then phone pairs; error = (1 - score) x 100. Bitrate = (N / D) x H:",
@@ -357,6 +372,8 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
     if plot_ok:
         lines += ["", "## ABX vs bitrate", "", "![ABX vs bitrate](exp/images/abx_vs_bitrate.png)"]
     missing = [n for n in PAPER if n not in systems]
+    lines += ["", "## How these models differ from the paper (or fill what it leaves open)", ""]
+    lines += [f"- {d}" for d in DEPARTURES]
     lines += gpu_report.section("zerospeech2019/unit1")
     lines += ["", "## Not done yet", ""]
     if missing:
