@@ -83,6 +83,9 @@ def test_environment_is_recorded_and_kept_on_an_identical_rescoring(tmp_path, mo
                                                                    "torch": "9.9"})
     changed = update_results(path, "x/y", "mini", {"a": {"f1": 1.0}})["environment"]
     assert changed["date"] == "2099-01-01 00:00 UTC" and changed["torch"] == "9.9"
+    # same environment, other numbers: the date is the run that measured them
+    monkeypatch.setattr(results, "environment", lambda path=None: {**changed, "date": "2100-01-01 00:00 UTC"})
+    assert update_results(path, "x/y", "mini", {"a": {"f1": 0.5}})["environment"]["date"] == "2100-01-01 00:00 UTC"
     block = "\n".join(results.environment_lines(changed))
     assert "## Environment" in block and "torch `9.9`" in block and first["commit"] in block
 

@@ -104,3 +104,8 @@ def test_acceptance_states_the_interval():
     row_utts = {"multisoftmax": dict(utts, u0=(1, 10)), "vanilla": utts}
     line = next(x for x in acceptance(rows, [], row_utts) if "beats vanilla" in x)
     assert line.startswith("- HOLDS") and "**not told apart**" in line and "over 20 utterances" in line
+
+
+def test_other_whitespace_splits_words_as_the_word_count_does():
+    a = align_words("a\tb  c", "a b\u00a0c")  # tab, double space, no-break space: three words each
+    assert (a.corr, a.sub, a.dels, a.ins) == (3, 0, 0, 0)

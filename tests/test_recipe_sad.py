@@ -45,7 +45,7 @@ def test_full_run_writes_results(recipe):
             # the stored numbers are the metric's definitions of each other (paper eq. 2-4) ...
             assert r["dcf"] == pytest.approx(0.75 * r["p_miss"] + 0.25 * r["p_fa"])
             assert r["f1"] == pytest.approx(2 * r["precision"] * r["recall"] / (r["precision"] + r["recall"]))
-            assert r["dcf_per_file"] == pytest.approx(np.mean(list(r["dcf_files"].values())))
+            assert r["dcf_per_file"] == pytest.approx(np.mean([dcf for _, dcf in r["dcf_files"]]))
             assert "background" in r["robustness"]["fa"] and r["robustness"]["miss_by_snr"]
         # ... and come from the system's hyp.rttm: rescored here against the reference, with and without collar
         dec = recipe / "exp" / system / "decode_eval"

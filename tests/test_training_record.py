@@ -52,6 +52,17 @@ def test_record_picks_the_epoch_of_lowest_validation_loss(tmp_path):
     assert training_record(d)["device"] == "NVIDIA H200"
 
 
+def test_espnets_saved_choice_wins_a_tie_of_the_rounded_losses(tmp_path):
+    d = _exp(tmp_path, [0.3, 0.2, 0.2, 0.4])  # epochs 2 and 3 print the same rounded loss
+    assert training_record(d)["best_epoch"] == 2
+    (d / "3epoch.pth").write_bytes(b"")
+    (d / "valid.loss.best.pth").symlink_to("3epoch.pth")  # ESPnet kept epoch 3
+    assert training_record(d)["best_epoch"] == 3 and training_record(d)["best_iters"] == 300
+    (d / "valid.loss.best.pth").unlink()
+    (d / "best_epoch").write_text("3epoch.pth\n")  # what gpu_train.sh records beside a copied checkpoint
+    assert training_record(d)["best_epoch"] == 3
+
+
 def test_record_keeps_the_epochs_of_an_earlier_invocation(tmp_path):
     """utils/stage_lib.sh keeps the train.log of an interrupted run in train.prev.log before resuming."""
     d = _exp(tmp_path, [0.3, 0.1])
@@ -117,7 +128,9 @@ def test_gpu_train_packs_flac_with_relative_paths_and_installs_back(tmp_path):
         _exp(src / "exp", [0.3], name=m)
         (src / "exp" / m / "valid.loss.best.pth").write_bytes(b"weights")
     (src / "gpu.txt").write_text("GPU 0: NVIDIA H200 (UUID: GPU-ab92)\n")
+    (recipe / "exp" / "seg_grid" / "L25_S1").mkdir(parents=True)  # an earlier run's grid: stale for the new nets
     subprocess.run(sh + ["install", str(src)], check=True, capture_output=True)
+    assert not (recipe / "exp" / "seg_grid").exists()
     assert (recipe / "exp" / "rnn" / "valid.loss.best.pth").read_bytes() == b"weights"
     assert (recipe / "exp" / "seg_rnn" / "device.txt").read_text().strip() == "NVIDIA H200"
     (src / "exp" / "rnn" / "valid.loss.best.pth").unlink()

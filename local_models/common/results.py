@@ -1,6 +1,7 @@
 """exp/results.json: every system's metrics, merged across scoring stages, written atomically."""
 from __future__ import annotations
 
+import copy
 import json
 import os
 import platform
@@ -122,15 +123,16 @@ def update_results(path, recipe: str, corpus: str, systems: Mapping[str, Mapping
     data = json.loads(path.read_text()) if path.is_file() else {}
     if data.get("corpus") not in (None, corpus):
         data = {}  # results of another corpus are not comparable: start over
-    env = environment(path.parent)
-    if {k: v for k, v in data.get("environment", {}).items() if k != "date"} == {k: v for k, v in env.items()
-                                                                               if k != "date"}:
-        env["date"] = data["environment"]["date"]  # same code, same machine: a rescoring keeps the file identical
-    data.update(recipe=recipe, corpus=corpus, commit=git_commit(path.parent), hardware=hardware(), environment=env)
+    before = copy.deepcopy(data)
+    data.update(recipe=recipe, corpus=corpus, commit=git_commit(path.parent), hardware=hardware(),
+                environment=environment(path.parent))
     for name in drop:
         data.setdefault("systems", {}).pop(name, None)
     _merge(data.setdefault("systems", {}), systems)
     data.update(extra or {})
+    old_date = before.get("environment", {}).get("date")
+    if old_date and before == {**data, "environment": {**data["environment"], "date": old_date}}:
+        data["environment"]["date"] = old_date  # nothing but the clock changed: a rescoring leaves the file as it was
     with atomic_open(path) as f:
         json.dump(data, f, indent=1, sort_keys=True, ensure_ascii=False)
         f.write("\n")

@@ -27,6 +27,20 @@ def epoch_results(log: Path) -> List[dict]:
     return out
 
 
+def saved_best_epoch(exp_dir: Path, criterion: str = "loss") -> Optional[int]:
+    """The epoch ESPnet saved as valid.<criterion>.best.pth (its link's target, or the name a copy of it recorded
+    in best_epoch, as local/gpu_train.sh writes), or None."""
+    link = exp_dir / f"valid.{criterion}.best.pth"
+    names = [link.resolve().name] if link.is_symlink() else []
+    if (exp_dir / "best_epoch").is_file():
+        names.append((exp_dir / "best_epoch").read_text(encoding="utf-8").strip())
+    for name in names:
+        m = re.fullmatch(r"(\d+)epoch\.pth", name)
+        if m:
+            return int(m.group(1))
+    return None
+
+
 def training_record(exp_dir: Path, criterion: str = "loss", mode: str = "min") -> Optional[Dict]:
     """How EXP_DIR's model was trained: config, size of an epoch, epochs run, the epoch of the best validation
     CRITERION (the checkpoint valid.<criterion>.best.pth holds with keep_nbest_models 1) and its iterations,
@@ -48,6 +62,9 @@ def training_record(exp_dir: Path, criterion: str = "loss", mode: str = "min") -
     scored = [e for e in epochs if criterion in e["valid"]]
     if scored:
         pick = (min if mode == "min" else max)(scored, key=lambda e: e["valid"][criterion])
+        # train.log rounds the losses (3 decimals): where ESPnet's own choice is on disk, it wins a tie
+        chosen = saved_best_epoch(exp_dir, criterion)
+        pick = next((e for e in scored if e["epoch"] == chosen), pick)
         rec.update(best_epoch=pick["epoch"], best_valid=pick["valid"][criterion])
         if per_epoch:
             rec["best_iters"] = pick["epoch"] * per_epoch

@@ -46,7 +46,7 @@ def align_words(ref: str, hyp: str) -> Alignment:
     if not r or not h:  # jiwer wants a non-empty side to align
         return Alignment(0, 0, len(r), len(h), " ".join(r + ["***"] * len(h)),
                          " ".join(["***"] * len(r) + h), " ".join(["D"] * len(r) + ["I"] * len(h)))
-    out = jiwer.process_words(ref, hyp)
+    out = jiwer.process_words(" ".join(r), " ".join(h))  # jiwer splits on single spaces only
     cols = []  # (ref word, hyp word, mark)
     for c in out.alignments[0]:
         rw, hw = r[c.ref_start_idx:c.ref_end_idx], h[c.hyp_start_idx:c.hyp_end_idx]

@@ -62,7 +62,9 @@ def score_system(exp: Path, system: str, sets, data: Path):
         out[s] = {"dcf": r["dcf"], "f1": r["f1"], "precision": r["precision"], "recall": r["recall"],
                   "p_miss": r["p_miss"], "p_fa": r["p_fa"], "dcf_per_file": with_collar["per_file"]["dcf"],
                   "dcf_no_collar": no_collar["pooled"]["dcf"], "f1_no_collar": no_collar["pooled"]["f1"],
-                  "dcf_files": {rec: r["dcf"] for rec, r in with_collar["files"].items()}}
+                  # a list, not a dict: results.json merges dicts key by key, and a rescoring over other files
+                  # must not keep the old files' rows
+                  "dcf_files": sorted([rec, r["dcf"]] for rec, r in with_collar["files"].items())}
         events = load_events(data / s)
         if events:
             out[s]["robustness"] = robustness(ref, hyp, durs, events)
@@ -187,10 +189,11 @@ def per_file_lines(systems: dict, sets) -> list:
         order = [n for n in PAPER_TABLE2 if "dcf_files" in systems.get(n, {}).get(x, {})]
         if not order:
             continue
-        files = sorted(systems[order[0]][x]["dcf_files"])
+        per = {n: dict(systems[n][x]["dcf_files"]) for n in order}
+        files = sorted(per[order[0]])
         lines += ["", f"## Per-file DCF on {x} (collar {PRIMARY_COLLAR} s, %)", "",
                   "| file | " + " | ".join(PAPER_TABLE2[n][0] for n in order) + " |", "|---" * (len(order) + 1) + "|"]
-        lines += [f"| {f} | " + " | ".join(pct(systems[n][x]["dcf_files"].get(f)) for n in order) + " |" for f in files]
+        lines += [f"| {f} | " + " | ".join(pct(per[n].get(f)) for n in order) + " |" for f in files]
     return lines
 
 

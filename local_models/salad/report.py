@@ -351,8 +351,9 @@ def departure_lines(exp: Path) -> list:
                      f"(the paper gives none).")
     lines += ["- Vocoder features: WORLD (pyworld: mel-cepstrum 40, log-F0, one coded band aperiodicity, voicing) in "
               "place of the paper's Ahocoder; synthesis through WORLD.",
-              "- MCD over c0..c39 with c0 (energy) included, duration-aligned (no DTW), as MUSA / SALAD compute it "
-              "(docs/metrics.md); ESPnet's evaluate_mcd drops c0.",
+              "- Table 2's MCD: c0..c39 with c0 (energy) included, frame against frame on the labelled durations "
+              "(no DTW), as MUSA / SALAD compute it (docs/metrics.md; ESPnet's evaluate_mcd drops c0); the "
+              "predicted-duration section's MCD is DTW-aligned, the lengths differing.",
               "- The latency table times the models named in it; its MCD column, where shown, comes from the models "
               "this run trained (the recipe's configs), which need not be the timed sizes.", ""]
     return lines

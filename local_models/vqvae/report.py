@@ -318,9 +318,10 @@ def plot(systems: dict, s: str, path: Path) -> bool:
 DEPARTURES = [
     "Encoder without position encoding (paper Fig. 3a gives it none; only the inverter adds sinusoidal PE); "
     "`pos_enc: true` in the config adds it.",
-    "Codebook: EMA updates (decay 0.99); not in the paper but needed for the codebook to be used at all, the codes "
-    "start from the first training batch's encoder outputs, and a code whose EMA count falls below `dead_count` "
-    "frames is restarted at a random encoder output of the batch.",
+    "Codebook: EMA updates as the paper's reference [17] (decay 0.99). Not in the paper but needed for the codebook "
+    "to be used at all: the codes start from the first training batch's encoder outputs, and a code whose EMA "
+    "count falls below one frame is restarted at a random encoder output of the batch (fixed, not a config "
+    "option).",
     "Loss scale: the reconstruction error is averaged over frames and feature dimensions, the commitment (eq. 7) "
     "and smoothing (eq. 9) terms are summed over the code's dimensions and averaged over codes (resp. adjacent "
     "code pairs). If the paper's squared norms are sums over dimensions (it does not say), a weight here "

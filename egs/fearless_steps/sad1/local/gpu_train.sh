@@ -63,9 +63,9 @@ run() {
         mkdir -p "${out}/exp/${m}"
         best=$(best_checkpoint "exp/${m}") || { echo "gpu_train.sh: ${m}: no epoch finished" >&2; continue; }
         cp -L "${best}" "${out}/exp/${m}/valid.loss.best.pth"
-        echo "$(basename "${best}")" > "${out}/exp/${m}/best_epoch"
+        basename "$(readlink -f "${best}")" > "${out}/exp/${m}/best_epoch"  # <N>epoch.pth: which epoch it is
         cp "exp/${m}/config.yaml" "exp/${m}/train.log" "${out}/exp/${m}/"
-        [ -d "exp/${m}/images" ] && cp -r "exp/${m}/images" "${out}/exp/${m}/"
+        if [ -d "exp/${m}/images" ]; then cp -r "exp/${m}/images" "${out}/exp/${m}/"; fi
     done
 }
 
@@ -84,6 +84,8 @@ install() {
     for m in ${nets}; do  # all there before any exp dir is replaced
         [ -f "${src}/exp/${m}/valid.loss.best.pth" ] || die "${src}/exp/${m}/valid.loss.best.pth missing"
     done
+    # stage 7's grid and its dev-best seg RNN belong to the nets being replaced: the vote would use a stale one
+    rm -rf exp/seg_grid exp/seg_rnn_devbest
     for m in ${nets}; do
         rm -rf "exp/${m}"; mkdir -p "exp/${m}"
         cp -r "${src}/exp/${m}"/. "exp/${m}/"
