@@ -7,7 +7,12 @@ import editdistance
 import pytest
 
 from local_models.common.datadir import DataDirError
-from local_models.multisoftmax.report import Scorer, espnet_lines
+import json
+from pathlib import Path
+
+from local_models.multisoftmax.report import (Scorer, acceptance, batches_line, choose_switchoff, chosen_switch_off,
+                                              espnet_lines, matching_lang_joint_dim,
+                                              paper_size_params, results_systems, with_dev_choice)
 from local_models.multisoftmax.scoring import Counts, align_words, espnet_row, pooled, score, werr
 
 
@@ -109,3 +114,67 @@ def test_acceptance_states_the_interval():
 def test_other_whitespace_splits_words_as_the_word_count_does():
     a = align_words("a\tb  c", "a b\u00a0c")  # tab, double space, no-break space: three words each
     assert (a.corr, a.sub, a.dels, a.ins) == (3, 0, 0, 0)
+
+
+def _setting(tau, sth, wer, t_avg):
+    return {"tau": tau, "s_th": sth, "wer_avg": wer, "t_avg": t_avg}
+
+
+def test_switch_off_is_chosen_on_dev_and_only_read_on_test(tmp_path):
+    dev = [_setting("inf", "inf", 30.0, 4.0), _setting("100", "0.2", 30.5, 2.0), _setting("30", "0.5", 31.2, 1.5),
+           _setting("10", "0.2", 35.0, 1.0)]
+    # <= 1 abs. WER and >= 40 % less T_avg on dev: 100/0.2 qualifies; 30/0.5 is 1.2 WER worse, 10/0.2 far worse
+    assert (choose_switchoff(dev)["tau"], choose_switchoff(dev)["s_th"]) == ("100", "0.2")
+    assert choose_switchoff([dev[0], dev[3]]) is dev[0]  # nothing cuts enough: every decoder all the time
+    assert choose_switchoff(dev[1:]) is None  # no full setting decoded: nothing to compare with
+    # on test the chosen setting is read as it comes out, even where another one would have looked better there
+    test = [_setting("inf", "inf", 20.0, 4.0), _setting("100", "0.2", 21.5, 2.0), _setting("30", "0.5", 20.2, 1.5),
+            _setting("10", "0.2", 30.0, 1.0)]
+    t7 = with_dev_choice(test, dev)
+    assert [m.get("chosen_on_dev", False) for m in t7] == [False, True, False, False]
+    assert t7[1]["dev_wer_avg"] == 30.5 and t7[2]["dev_t_avg"] == 1.5
+    line = [l for l in acceptance({}, t7) if "switch-off" in l][0]
+    assert line.startswith("- DOES NOT HOLD") and "tau 100, s_th 0.2, chosen on dev" in line and "21.50 vs 20.00" in line
+    (tmp_path / "results.json").write_text(json.dumps({"systems": results_systems({}, t7, {})}))
+    assert chosen_switch_off(tmp_path) == "100:0.2"
+    (tmp_path / "results.json").write_text(json.dumps({"systems": results_systems({}, test[:1], {})}))
+    with pytest.raises(ValueError, match="no switch-off setting chosen on dev"):
+        chosen_switch_off(tmp_path)
+
+
+def test_batches_line_reads_each_systems_config(tmp_path):
+    def conf(name, train, init=None):
+        (tmp_path / name).mkdir()
+        text = f"train_data_path_and_name_and_type:\n- - dump/fbank/{train}/feats.scp\n  - feats\n  - kaldi_ark\n"
+        if init:
+            text += f"init_param:\n- {init}\n"
+        (tmp_path / name / "config.yaml").write_text(text)
+
+    conf("multisoftmax", "train_all")
+    conf("multisoftmax_lid", "train_mixed")
+    conf("ft_multisoftmax_en", "en_train", "exp/multisoftmax/valid.loss.ave.pth:::net.heads.hi,net.heads.ta")
+    conf("ft_onehot_en", "en_train", "exp/onehot/valid.loss.ave.pth")
+    line = batches_line(tmp_path, ["multisoftmax", "multisoftmax_lid", "vanilla", "ft_multisoftmax_en",
+                                   "ft_onehot_en"])
+    assert line == ("Training batches: multisoftmax: single-language batches (paper); multisoftmax_lid: "
+                    "mixed-language batches (ours; run.sh --lang_batch_systems); ft_multisoftmax_en: finetuned from "
+                    "multisoftmax (its language's head only: net.heads.hi, net.heads.ta left out); ft_onehot_en: "
+                    "finetuned from onehot.")
+    assert batches_line(tmp_path, ["vanilla"]) == ""
+
+
+PAPER_CONF = Path(__file__).resolve().parents[1] / "egs" / "indic" / "asr1" / "conf" / "tuning" / "train.yaml"
+
+
+def test_paper_size_table_is_counted_and_the_joint_size_is_an_option():
+    full = paper_size_params(PAPER_CONF)
+    # the counts tests/test_paper_configs.py gets through the ESPnet task (Table 6 there)
+    assert full["multisoftmax"] == 74_846_624 and full["multisoftmax_lid"] == 83_247_524
+    j = matching_lang_joint_dim(PAPER_CONF)
+    small = paper_size_params(PAPER_CONF, lang_joint_dim=j)
+    assert abs(small["multisoftmax"] / 68.55e6 - 1) < 1e-3  # the paper's multi-softmax count
+    # only the language-specific heads shrink: the union softmax systems keep the shared joint size
+    assert small["vanilla"] == full["vanilla"] and small["onehot"] == full["onehot"]
+    assert small["multisoftmax_lsp"] - small["multisoftmax"] == full["multisoftmax_lsp"] - full["multisoftmax"]
+    with pytest.raises(ValueError, match="lang_joint_dim 0"):
+        paper_size_params(PAPER_CONF, lang_joint_dim=0)

@@ -157,7 +157,7 @@ def no_options(d: Path) -> List[str]:
     return []  # fearless_steps/sad1 local/lib.sh's train_model adds only the data
 
 
-INDIC_LANGS = {"en": 133, "hi": 59, "ta": 97, "gu": 123}  # paper Table 1: vocabulary size, <blank> included
+INDIC_LANGS = ("en", "hi", "ta", "gu")  # paper Table 1 (their vocabulary sizes: units.PAPER_VOCAB_SIZES)
 INDIC_HOURS = {"en": 10077, "hi": 10591, "ta": 925, "gu": 1205}  # paper Table 1: training hours
 # local/lib.sh system_conf, with run.sh's defaults lid_weight 0.1, lid_rnn_layers 1, lid_balance true (lid_hours_file)
 INDIC_SYSTEMS = {
@@ -171,17 +171,11 @@ INDIC_SYSTEMS = {
 
 
 def write_indic_units(d: Path) -> Path:
-    """data/lang as stage 3 writes it: <lang>/units.txt and union/units.txt, with as many graphemes per language as
-    the paper's vocabulary sizes imply (graphemes + B_graphemes + <blank>); ours add <unk>
-    (local_models/multisoftmax/units.py)."""
-    from local_models.multisoftmax.units import BLANK, UNK, WORD_START, union_vocab, write_units
+    """data/lang as stage 3 writes it: <lang>/units.txt and union/units.txt, of the paper's vocabulary sizes
+    (local_models/multisoftmax/units.py paper_vocabularies)."""
+    from local_models.multisoftmax.units import paper_vocabularies, write_units
 
-    vocabs = {}
-    for (lang, size), first in zip(INDIC_LANGS.items(), (0x100, 0x900, 0xB80, 0xA80)):  # disjoint code points
-        graphemes = [chr(first + i) for i in range((size - 1) // 2)]
-        vocabs[lang] = [BLANK, *graphemes, *(WORD_START + g for g in graphemes), UNK]
-    vocabs["union"] = union_vocab(vocabs.values())
-    for name, vocab in vocabs.items():
+    for name, vocab in paper_vocabularies().items():
         (d / name).mkdir(parents=True, exist_ok=True)
         write_units(d / name / "units.txt", vocab)
     return d

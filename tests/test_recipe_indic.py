@@ -53,8 +53,17 @@ def test_every_system_is_trained_decoded_and_scored(recipe):
     # with the same model gives the same words
     assert systems["multisoftmax_lid_oracle"]["wer_avg"] == pytest.approx(systems["multisoftmax_lid"]["wer_avg"])
     full, cut = systems["switchoff_tauinf_sthinf"], systems["switchoff_tau3_sth0.5"]
-    assert full["t_avg"] == pytest.approx(2.0)  # two languages, both decoders all the time
-    assert cut["t_avg"] <= full["t_avg"]
+    assert full["t_avg"] == pytest.approx(2.0) == full["dev_t_avg"]  # two languages, both decoders all the time
+    assert cut["t_avg"] <= full["t_avg"] and cut["dev_t_avg"] <= full["dev_t_avg"]
+    # the setting is chosen on dev: the grid was decoded on both dev sets, and exactly one setting is chosen
+    for lang in ("en", "hi"):
+        assert (recipe / "exp" / "multisoftmax_lid" / f"decode_{lang}_dev" / "switchoff" / "3_0.5" / "hyp").is_file()
+    assert [m.get("chosen_on_dev", False) for m in (full, cut)].count(True) == 1
+    # T_avg is the paper's per-utterance mean (eq. 2), pooled over the test sets' utterances
+    stats = [json.loads((recipe / "exp" / "multisoftmax_lid" / f"decode_{x}" / "switchoff" / "3_0.5" /
+                         "decode_stats.json").read_text()) for x in ("en_test", "hi_test")]
+    assert cut["t_avg"] == pytest.approx(sum(s["T_avg"] * s["utterances"] for s in stats)
+                                         / sum(s["utterances"] for s in stats), abs=1e-3)
     for table in ("Table 2", "Table 3", "Table 4", "Table 5", "Table 6", "Table 7", "Acceptance checks"):
         assert f"## {table}" in md
     assert "24.67 / 16.20 / 32.92 / 27.33 / 23.97" in md  # the paper's monolingual row beside ours
@@ -148,11 +157,18 @@ def test_every_trained_system_is_packed_with_its_scores(recipe):
     assert lid["metrics"]["lidfree"]["avg"]["wer"] == res["multisoftmax_lid_lidfree"]["wer_avg"]
     assert lid["metrics"]["lidfree"]["hi"]["lid_acc"] == res["multisoftmax_lid_lidfree"]["lid_acc_hi"]
     assert lid["metrics"]["known_language"]["en"]["cer"] == res["multisoftmax_lid"]["cer_en"]
-    assert (lid["decoding"]["tau"], lid["decoding"]["s_th"]) == ("30", "80")  # run.sh's --switch_off default
+    # run.sh's --switch_off default (dev): the setting stage 7 chose on the dev sets, with its test scores
+    chosen = [k for k, v in res.items() if k.startswith("switchoff_") and v.get("chosen_on_dev")]
+    assert chosen == [f"switchoff_tau{lid['decoding']['tau']}_sth{lid['decoding']['s_th']}"]
+    assert lid["metrics"]["switch_off"]["t_avg"] == res[chosen[0]]["t_avg"]
     mono = read_card(recipe / "exp" / "mono_hi" / "packed" / "model.tar.gz")
     assert mono["language"] == "hi" and mono["metrics"]["known_language"]["hi"]["wer"] == res["mono"]["wer_hi"]
     ft = read_card(recipe / "exp" / "ft_multisoftmax_en" / "packed" / "model.tar.gz")
     assert "exp/multisoftmax/" in ft["training"]["init_param"] and ft["language"] == "en"
+    # finetuning keeps the target language's head only: a mono model seeded without the other heads
+    conf = yaml.safe_load((recipe / "exp" / "ft_multisoftmax_hi" / "config.yaml").read_text())
+    assert conf["model_conf"]["system"] == "mono" and conf["model_conf"]["lang"] == "hi"
+    assert conf["init_param"][0].endswith(":::net.heads.en")
 
 
 def test_archive_alone_transcribes_unseen_speech_as_the_recipe_decodes_it(recipe, tmp_path):

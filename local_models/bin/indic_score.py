@@ -5,6 +5,7 @@ Reads, for every test set S (data/S/text_norm is the reference, data/S/utt2lid t
     EXP/<system>/decode_S/known/{hyp,hyp_lang}             language given (vanilla: never used)
     EXP/multisoftmax_lid/decode_S/lidfree/{hyp,hyp_lang,hyp_oracle,decode_stats.json}
     EXP/multisoftmax_lid/decode_S/switchoff/<tau>_<s_th>/{hyp,hyp_lang,decode_stats.json}
+    EXP/multisoftmax_lid/decode_<lang>_dev/switchoff/...   the same on dev: the setting is chosen there
 A test set that is not one of the recipe's own (<lang>_test) gets its own table (generalisation check).
 Metric definitions: local_models/multisoftmax/scoring.py (written into RESULTS.md as well).
 """
@@ -26,12 +27,24 @@ def get_parser():
     p.add_argument("--data", default="data")
     p.add_argument("--exp", default="exp")
     p.add_argument("--results", default="RESULTS.md")
+    p.add_argument("--paper-config", default="conf/tuning/train.yaml",
+                   help="the paper-size training config: Table 6 at the paper's size is counted from it")
     p.add_argument("--note", default="", help="a line about the run (sizes, epochs) for RESULTS.md")
+    p.add_argument("--chosen-switch-off", action="store_true",
+                   help="only print the tau:s_th that scoring chose on the dev sets (EXP/results.json) and exit")
     return p
 
 
 def main(argv=None):
-    return report.run(get_parser().parse_args(argv))
+    args = get_parser().parse_args(argv)
+    if args.chosen_switch_off:
+        try:
+            print(report.chosen_switch_off(args.exp))
+        except ValueError as e:
+            print(f"indic_score: {e}", file=sys.stderr)
+            return 1
+        return 0
+    return report.run(args)
 
 
 if __name__ == "__main__":

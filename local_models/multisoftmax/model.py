@@ -85,7 +85,7 @@ class MultilingualTransducer(nn.Module):
                  lid_class_weights: Optional[Sequence[float]] = None, lid_rnn_layers: int = 0, idim: int = 80,
                  stack: int = 8, stride: int = 3, enc_layers: int = 6, enc_units: int = 1024,
                  pred_layers: int = 2, pred_units: int = 1024, embed_dim: int = 1024, joint_dim: int = 1024,
-                 lid_hidden: int = 1024, dropout: float = 0.0):
+                 lid_hidden: int = 1024, dropout: float = 0.0, lang_joint_dim: Optional[int] = None):
         super().__init__()
         langs = list(langs)
         if system not in SYSTEMS:
@@ -109,7 +109,13 @@ class MultilingualTransducer(nn.Module):
         self.encoder = nn.LSTM(in_dim, enc_units, enc_layers, batch_first=True,
                                dropout=dropout if enc_layers > 1 else 0.0)
         self.enc_dropout = nn.Dropout(dropout)
-        self.heads = nn.ModuleDict({h: Head(len(self.token_lists[h]), embed_dim, enc_units, pred_units, joint_dim)
+        # lang_joint_dim: the joint size of the one-language heads (multi-softmax and mono; the union head keeps
+        # joint_dim). The paper gives no size; its Table 6 puts multi-softmax below vanilla, which a full-size
+        # joint per language cannot be. A finetuned multi-softmax (a mono model) needs its seed's size.
+        if lang_joint_dim is not None and lang_joint_dim < 1:
+            raise ValueError(f"lang_joint_dim {lang_joint_dim}: expected a positive size (or none: joint_dim)")
+        self.heads = nn.ModuleDict({h: Head(len(self.token_lists[h]), embed_dim, enc_units, pred_units,
+                                            joint_dim if h == UNION else lang_joint_dim or joint_dim)
                                     for h in heads})
         pred_names = heads if lsp else ["shared"]
         self.pred_nets = nn.ModuleDict({p: nn.LSTM(embed_dim, pred_units, pred_layers, batch_first=True,

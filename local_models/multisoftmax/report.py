@@ -11,6 +11,7 @@ A test set that is not one of the recipe's own (<lang>_test) gets its own table 
 """
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -175,30 +176,131 @@ def collect(args, scorer: Scorer, langs, own_sets, extra_sets):
     return rows
 
 
-def switchoff_rows(args, scorer: Scorer, langs, own_sets) -> List[dict]:
-    """Table 7: one row per switch-off setting decoded (pooled over the own test sets, and Hi-IN alone)."""
+def switchoff_rows(args, scorer: Scorer, langs, sets) -> List[dict]:
+    """Table 7: one row per switch-off setting decoded, pooled over SETS (the own test sets, or the dev sets the
+    setting is chosen on), with Hi-IN alone beside it. T_avg is the paper's, per utterance (eq. 2), then averaged
+    over the utterances of every set."""
     base = Path(args.exp) / "multisoftmax_lid"
-    settings = sorted({p.name for x in own_sets for p in (base / f"decode_{x}" / "switchoff").glob("*")
+    settings = sorted({p.name for x in sets for p in (base / f"decode_{x}" / "switchoff").glob("*")
                        if (p / "hyp").is_file()}, key=lambda n: tuple(-float(v) for v in n.split("_")))
     out = []
     for name in settings:
         per: Dict[str, Counts] = {}
-        frames = active = cpu = 0.0
-        for x in own_sets:
+        utts = t_sum = cpu = 0.0
+        for x in sets:
             d = base / f"decode_{x}" / "switchoff" / name
+            if not (d / "hyp").is_file():
+                continue
             merge(per, scorer.counts(d, x))
             if (d / "decode_stats.json").is_file():
                 st = json.loads((d / "decode_stats.json").read_text())
-                frames += st.get("frames", 0)
-                active += st.get("active_frames", 0)
+                if st.get("T_avg") is not None:
+                    utts += st["utterances"]
+                    t_sum += st["T_avg"] * st["utterances"]
                 cpu += st.get("decoder_cpu_s", 0.0)
         tau, sth = name.split("_")
         m = row_metrics(per, langs)
-        m.update(tau=tau, s_th=sth, t_avg=round(active / frames, 3) if frames else None, decoder_cpu_s=round(cpu, 3))
+        m.update(tau=tau, s_th=sth, t_avg=round(t_sum / utts, 3) if utts else None, decoder_cpu_s=round(cpu, 3))
         hi = per.get("hi")
         m["wer_hi"] = round(hi.wer, 3) if hi and hi.wer is not None else None
         out.append(m)
     return out
+
+
+def full_setting(rows: List[dict]) -> Optional[dict]:
+    """The row that runs every decoder all the time (tau or s_th infinite), if decoded."""
+    return next((m for m in rows if m["tau"] == "inf" or m["s_th"] == "inf"), None)
+
+
+def cuts_enough(m: dict, full: dict) -> bool:
+    """The paper's trade-off (Table 7, tau 30 / s_th 0.5): T_avg cut by >= 40 % for at most 1 abs. WER more."""
+    return (m.get("t_avg") is not None and full.get("t_avg") is not None and m["t_avg"] <= 0.6 * full["t_avg"]
+            and m.get("wer_avg") is not None and full.get("wer_avg") is not None
+            and m["wer_avg"] <= full["wer_avg"] + 1.0)
+
+
+def choose_switchoff(dev_rows: List[dict]) -> Optional[dict]:
+    """The switch-off setting chosen on the dev sets (never on test): of the settings that cut T_avg enough there
+    (cuts_enough), the one with the lowest T_avg; none: every decoder all the time (the full setting)."""
+    full = full_setting(dev_rows)
+    if full is None:
+        return None
+    ok = [m for m in dev_rows if m is not full and cuts_enough(m, full)]
+    return min(ok, key=lambda m: (m["t_avg"], m["wer_avg"])) if ok else full
+
+
+def with_dev_choice(t7: List[dict], dev_rows: List[dict]) -> List[dict]:
+    """The test rows with each setting's dev WER and T_avg beside them, the dev-chosen one flagged."""
+    chosen = choose_switchoff(dev_rows)
+    dev = {(m["tau"], m["s_th"]): m for m in dev_rows}
+    for m in t7:
+        d = dev.get((m["tau"], m["s_th"]), {})
+        m.update(dev_wer_avg=d.get("wer_avg"), dev_t_avg=d.get("t_avg"))
+        if chosen is not None and (m["tau"], m["s_th"]) == (chosen["tau"], chosen["s_th"]):
+            m["chosen_on_dev"] = True
+    return t7
+
+
+# local/lib.sh system_conf at run.sh's defaults; "Mono." of Table 6 (the paper does not say which language): English
+PAPER_SIZE_SYSTEMS = {"mono": dict(system="mono", lang="en"), "vanilla": dict(system="vanilla"),
+                      "onehot": dict(system="onehot"), "multisoftmax": dict(system="multisoftmax"),
+                      "multisoftmax_lsp": dict(system="multisoftmax", lsp=True),
+                      "multisoftmax_lid": dict(system="multisoftmax", lid=True, lid_rnn_layers=1)}
+
+
+def paper_size_params(conf_file: Path, **overrides) -> Dict[str, int]:
+    """#parameters of every system built from the paper-size training config (model_conf + OVERRIDES) with the
+    paper's Table 1 vocabulary sizes, on torch's meta device (counted, never allocated)."""
+    import torch
+
+    from .model import MultilingualTransducer
+    from .units import PAPER_VOCAB_SIZES, paper_vocabularies
+
+    conf = {**(yaml.safe_load(Path(conf_file).read_text()).get("model_conf") or {}), **overrides}
+    vocabs, out = paper_vocabularies(), {}
+    for name, system in PAPER_SIZE_SYSTEMS.items():
+        with torch.device("meta"):
+            out[name] = MultilingualTransducer(list(PAPER_VOCAB_SIZES), vocabs, **{**conf, **system}).num_params()
+    return out
+
+
+def matching_lang_joint_dim(conf_file: Path) -> int:
+    """The language-specific joint size (model_conf lang_joint_dim) at which multi-softmax has the paper's Table 6
+    count: the count is linear in it, so two builds give the line."""
+    a, b = (paper_size_params(conf_file, lang_joint_dim=j)["multisoftmax"] for j in (256, 512))
+    return max(1, round(256 + (PAPER_T6["multisoftmax"] * 1e6 - a) * 256 / (b - a)))
+
+
+def paper_size_lines(conf_file: Path) -> List[str]:
+    """Table 6 at the paper's size, counted from CONF_FILE by code, beside the paper's."""
+    if not Path(conf_file).is_file():
+        return []
+    ours = paper_size_params(conf_file)
+    j = matching_lang_joint_dim(conf_file)
+    lines = ["", f"At the paper's size ({conf_file}, the paper's Table 1 vocabularies plus our `<unk>`, built by "
+             "`report.paper_size_params`):", "", "| Model | ours at paper size [M] | paper [M] | difference |",
+             "| --- | --- | --- | --- |"]
+    lines += [f"| {LABELS.get(n, n)} | {v / 1e6:.2f} | {PAPER_T6[n]:.2f} | {100 * (v / 1e6 / PAPER_T6[n] - 1):+.1f} % |"
+              for n, v in ours.items()]
+    return lines + ["", "Ours gives every language its own joint network of the shared size, as the paper's text says "
+                    "(\"language specific softmax, joint and embedding layers\"); its Table 6 puts multi-softmax "
+                    f"below vanilla, which fits a much smaller per-language joint: `--model_conf lang_joint_dim={j}` "
+                    "gives its count. The LID row adds our LSTM LID branch (`run.sh --lid_rnn_layers`, 1 by "
+                    "default; the paper's LID layers are an output layer and softmax). LSP adds a prediction "
+                    "network per language, as the paper's."]
+
+
+def chosen_switch_off(exp: Path) -> str:
+    """'tau:s_th' of the switch-off setting stage 7 chose on the dev sets (EXP/results.json)."""
+    path = Path(exp) / "results.json"
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file (run stage 7, scoring, first)")
+    for name, m in json.loads(path.read_text()).get("systems", {}).items():
+        got = re.fullmatch(r"switchoff_tau(.+)_sth(.+)", name)
+        if got and m.get("chosen_on_dev"):
+            return f"{got.group(1)}:{got.group(2)}"
+    raise ValueError(f"{path}: no switch-off setting chosen on dev (stage 6 decodes the grid on <lang>_dev for "
+                     "multisoftmax_lid; run stages 6-7)")
 
 
 def params(args, langs) -> Dict[str, float]:
@@ -249,6 +351,28 @@ def lid_loss_line(exp: Path) -> str:
     return line + "."
 
 
+def batches_line(exp: Path, names: List[str]) -> str:
+    """How each trained system's mini-batches were drawn and how a finetuning started (from its config.yaml):
+    the pooled train_all set has single-language batches (utt2category), train_mixed mixes the languages."""
+    parts = []
+    for name in names:
+        conf = Path(exp) / name / "config.yaml"
+        if not conf.is_file():
+            continue
+        c = yaml.safe_load(conf.read_text())
+        train = " ".join(str(t[0]) for t in c.get("train_data_path_and_name_and_type") or [])
+        if c.get("init_param"):
+            init = str(c["init_param"][0] if isinstance(c["init_param"], list) else c["init_param"])
+            kept = (" (its language's head only: " + init.split(":")[-1].replace(",", ", ") + " left out)"
+                    if init.count(":") == 3 else "")
+            parts.append(f"{name}: finetuned from {init.split(':')[0].split('/')[-2]}{kept}")
+        elif "/train_all/" in train:
+            parts.append(f"{name}: single-language batches (paper)")
+        elif "/train_mixed/" in train:
+            parts.append(f"{name}: mixed-language batches (ours; run.sh --lang_batch_systems)")
+    return ("Training batches: " + "; ".join(parts) + ".") if parts else ""
+
+
 # (row, the row it is compared with): each table's rows against its base, and the acceptance comparisons
 DIFF_PAIRS = [(s, "mono") for s in ("vanilla", "onehot", "multisoftmax", "multisoftmax_lsp", "multisoftmax_lid",
                                     "ft_onehot", "ft_multisoftmax")] + \
@@ -295,6 +419,8 @@ def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets, env=N
              "", f"Corpus: **{args.corpus}**, test sets {', '.join(own_sets)}. {args.note}".rstrip(), "",
              *environment_lines(env or {}),
              systems_line(args), "",
+             batches_line(args.exp, args.systems.split() + [f"ft_{f}_{l}" for f in args.finetune.split()
+                                                             for l in langs]), "",
              "Every number below was measured by this recipe's stages 4-7 in the run that wrote this file. The "
              "paper trains 6 x 1024 LSTM models on 23 000 hours; the mini corpus has minutes of espeak-ng speech "
              "per language, so the absolute numbers are not comparable: the comparisons between rows are.", "",
@@ -325,26 +451,26 @@ def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets, env=N
     lines += ["", "## Table 6: number of parameters [M]", "", "| Model | ours | paper |", "| --- | --- | --- |"]
     for name, value in prm.items():
         lines.append(f"| {LABELS.get(name, name)} | {value:.3f} | {fmt(PAPER_T6.get(name))} |")
-    lines += ["", "Above: the configs this run trained. At the paper's size (conf/tuning/train.yaml, built through the "
-              "recipe's task with the paper's Table 1 vocabularies; `tests/test_paper_configs.py` checks these "
-              "counts in every CI run): Mono. (English) 67.97, Vanilla 68.54, Onehot 68.56 M, within 1 % of the "
-              "paper (Vanilla's union softmax has 410 units where the paper's 68.95 M implies ~610); MS 74.85 M "
-              "(+9.2 %): ours gives every language its whole joint network, as the paper's text says, but its "
-              "Table 6 puts multi-softmax below vanilla, so its language-specific part must hold little beyond the "
-              "embeddings and softmax; MS LSP 125.23 M (+5.3 %: the three extra prediction networks match the "
-              "paper's +50.39 M, the rest is MS's difference); MS LID 83.25 M (+18.8 %: MS's difference, and our "
-              "LSTM LID branch, `--lid_rnn_layers 1`, 8.40 M where the paper's LID layers add 1.53 M).", ""]
+    lines += paper_size_lines(Path(args.paper_config)) + [""]
     if t7:
+        chosen = next((m for m in t7 if m.get("chosen_on_dev")), None)
         lines += ["## Table 7: early switch-off of multi-softmax LID decoders", "",
-                  "tau in encoder frames (30 ms). Ours pooled over every test set (WER Hi-IN alone beside it); the "
-                  "paper's on a Hi-IN subset. Decoder CPU: process time of the beam searches (encoder excluded), "
-                  "measured in the decode run. Settings with s_th above the paper's 0.5 are ours, picked on the mini "
-                  "corpus' test sets (no dev-set tuning): s_l sums log-posteriors, and once the LID leans the gaps "
-                  "pass 0.5 within a few frames, so the paper's thresholds act as 'switch off at tau'.", "",
-                  "| tau [frames] | s_th | WER [%] | WER Hi-IN | T_avg | LID acc. [%] | decoder CPU [s] |",
-                  "| --- " * 7 + "|"]
+                  "tau in encoder frames (30 ms). The setting is chosen on the dev sets (pooled): of the settings "
+                  "that cut T_avg by >= 40 % for <= 1 abs. WER there, the lowest T_avg, else every decoder all the "
+                  "time; only then is it read on test. Test columns pooled over every test set (WER Hi-IN alone "
+                  "beside it); the paper's on a Hi-IN subset. Decoder CPU: process time of the test sets' beam "
+                  "searches (encoder excluded). Settings with s_th above the paper's 0.5 are ours: s_l sums "
+                  "log-posteriors, and once the LID leans the gaps pass 0.5 within a few frames, so the paper's "
+                  "thresholds act as 'switch off at tau'.", "",
+                  (f"Chosen on dev: **tau {chosen['tau']}, s_th {chosen['s_th']}** (the packed LID model streams "
+                   "with it unless run.sh --switch_off names another)." if chosen else
+                   "No dev-set decoding of the grid: no setting chosen (run stage 6 with the dev sets)."), "",
+                  "| tau [frames] | s_th | dev WER [%] | dev T_avg | WER [%] | WER Hi-IN | T_avg | LID acc. [%] | "
+                  "decoder CPU [s] |", "| --- " * 9 + "|"]
         for m in t7:
-            lines.append(f"| {m['tau']} | {m['s_th']} | {fmt(m.get('wer_avg'))} | {fmt(m.get('wer_hi'))} | "
+            mark = " (chosen)" if m.get("chosen_on_dev") else ""
+            lines.append(f"| {m['tau']}{mark} | {m['s_th']} | {fmt(m.get('dev_wer_avg'))} | {fmt(m.get('dev_t_avg'))} "
+                         f"| {fmt(m.get('wer_avg'))} | {fmt(m.get('wer_hi'))} | "
                          f"{fmt(m.get('t_avg'))} | {fmt(m.get('lid_acc_avg'))} | {fmt(m.get('decoder_cpu_s'))} |")
         lines += ["", "The paper's Table 7 (Hi-IN subset; its text reads tau as 30 ms frames: \"30 frames (900ms)\"):", "",
                   "| tau | s_th | WER [%] | T_avg | LID acc. [%] |", "| --- | --- | --- | --- | --- |"]
@@ -385,21 +511,18 @@ def acceptance(rows, t7, row_utts=None) -> List[str]:
     acc = get("multisoftmax_lid_lidfree", "lid_acc_avg")
     if acc is not None:
         checks.append((acc >= 90, f"multi-softmax LID picks the right language on >= 90 % of utterances ({fmt(acc)} %)"))
-    if t7:
-        full = next((m for m in t7 if m["tau"] == "inf" or m["s_th"] == "inf"), None)
-        if full and full.get("t_avg") and full.get("wer_avg") is not None:
-            ok = [m for m in t7 if m.get("t_avg") is not None and m["t_avg"] <= 0.6 * full["t_avg"]
-                  and m.get("wer_avg") is not None and m["wer_avg"] <= full["wer_avg"] + 1.0]
-            best = min(ok, key=lambda m: m["t_avg"]) if ok else None
-            what = (f"tau {best['tau']}, s_th {best['s_th']}: T_avg {fmt(best['t_avg'])} vs {fmt(full['t_avg'])}, WER "
-                    f"{fmt(best['wer_avg'])} vs {fmt(full['wer_avg'])}" if best else "no setting")
-            if full["wer_avg"] >= 99.0:  # a model that gets (almost) no word right cannot show a WER trade-off
-                checks.append((False, f"a switch-off setting cuts T_avg by >= 40 % for <= 1 abs. WER: not "
-                                      f"measurable, the LID model's WER with every decoder on is {fmt(full['wer_avg'])}"
-                                      f" ({what})"))
-            else:
-                checks.append((best is not None,
-                               f"a switch-off setting cuts T_avg by >= 40 % for <= 1 abs. WER ({what})"))
+    full = full_setting(t7)
+    chosen = next((m for m in t7 if m.get("chosen_on_dev")), None)
+    if full and full.get("t_avg") and full.get("wer_avg") is not None:
+        what = (f"tau {chosen['tau']}, s_th {chosen['s_th']}, chosen on dev: test T_avg {fmt(chosen['t_avg'])} vs "
+                f"{fmt(full['t_avg'])}, WER {fmt(chosen['wer_avg'])} vs {fmt(full['wer_avg'])}" if chosen else
+                "no setting chosen on dev")
+        claim = "the switch-off setting chosen on dev cuts test T_avg by >= 40 % for <= 1 abs. WER"
+        if full["wer_avg"] >= 99.0:  # a model that gets (almost) no word right cannot show a WER trade-off
+            checks.append((False, f"{claim}: not measurable, the LID model's WER with every decoder on is "
+                                  f"{fmt(full['wer_avg'])} ({what})"))
+        else:
+            checks.append((chosen is not None and cuts_enough(chosen, full), f"{claim} ({what})"))
     lines = ["## Acceptance checks", ""]
     lines += [f"- {'HOLDS' if ok else 'DOES NOT HOLD'}: {text}" for ok, text in checks]
     return lines + [""]
@@ -420,6 +543,10 @@ def plot_switchoff(t7, out: Path) -> None:
     for x, y, label in pts:
         ax.annotate(label, (x, y), fontsize=7, textcoords="offset points", xytext=(3, 3))
     ax.plot([p[3] for p in PAPER_T7], [p[2] for p in PAPER_T7], "s--", alpha=0.6, label="paper (Hi-IN subset)")
+    chosen = [(m["t_avg"], m["wer_avg"]) for m in t7 if m.get("chosen_on_dev") and m.get("t_avg") is not None
+              and m.get("wer_avg") is not None]
+    if chosen:
+        ax.plot(*chosen[0], "*", markersize=14, color="tab:red", label="chosen on dev")
     ax.set_xlabel("T_avg (decoders running, on average)")
     ax.set_ylabel("WER [%]")
     ax.set_title("Early switch-off of decoders (paper Table 7)")
@@ -456,7 +583,8 @@ def run(args) -> int:
     try:
         scorer = Scorer(Path(args.data), Path(args.exp))
         rows = collect(args, scorer, langs, own_sets, extra_sets)
-        t7 = switchoff_rows(args, scorer, langs, own_sets)
+        t7 = with_dev_choice(switchoff_rows(args, scorer, langs, own_sets),
+                             switchoff_rows(args, scorer, langs, [f"{l}_dev" for l in langs]))
         prm = params(args, langs)
     except (DataDirError, OSError, ValueError) as e:
         print(f"indic_score: {e}", file=sys.stderr)

@@ -200,6 +200,21 @@ def union_vocab(vocabs: Iterable[Iterable[str]]) -> List[str]:
     return _vocab_from_graphemes(graphemes)
 
 
+# paper Table 1: each language's vocabulary size (<blank> included)
+PAPER_VOCAB_SIZES = {"en": 133, "hi": 59, "ta": 97, "gu": 123}
+
+
+def paper_vocabularies() -> Dict[str, List[str]]:
+    """Unit lists of the paper's sizes (Table 1) for counting parameters at paper size: per language <blank>,
+    (size - 1) / 2 stand-in graphemes, their B_ forms and our <unk>, on disjoint code points; and their union."""
+    vocabs = {}
+    for (lang, size), first in zip(PAPER_VOCAB_SIZES.items(), (0x100, 0x900, 0xB80, 0xA80)):
+        graphemes = [chr(first + i) for i in range((size - 1) // 2)]
+        vocabs[lang] = [BLANK, *graphemes, *(WORD_START + g for g in graphemes), UNK]
+    vocabs["union"] = union_vocab(vocabs.values())
+    return vocabs
+
+
 def write_units(path, vocab: Sequence[str]) -> None:
     """ESPnet token list: one unit per line (line k = id k), written atomically."""
     seen = set()

@@ -46,7 +46,7 @@ beam=4                                 # streaming beam search: beam, encoder fr
 chunk=10
 # early switch-off tau(frames):s_th: paper Table 7, then ours with larger s_th (LSTM LID gaps pass 0.5 at once)
 switch_off_grid="inf:inf 1000:0.2 100:0.2 30:0.2 30:0.5 10:0.2 30:40 30:80 10:40"
-switch_off=30:80       # tau:s_th of the packed LID model's streaming (Speech2Text.stream): one of the grid's
+switch_off=dev         # the packed LID model's streaming (Speech2Text.stream): dev = stage 7's choice, or tau:s_th
 mini_train_min="en=24 hi=24 ta=8 gu=8"   # mini corpus: training minutes per language
 mini_dev_min=1                         # mini corpus: dev minutes per language
 mini_test_min=1                        # mini corpus: test minutes per language
@@ -116,7 +116,7 @@ if stage_enabled 5; then
         for l in ${langs}; do
             log "Stage 5: finetune ${seed_sys} on ${l} (${ft_epochs} epochs, lr ${ft_lr}) -> exp/ft_${seed_sys}_${l}"
             train_pool train "ft_${seed_sys}_${l}" "${l}_train" "${l}_dev" --max_epoch "${ft_epochs}" \
-                --optim_conf "lr=${ft_lr}" --init_param "exp/${seed_sys}/${inference_model}"
+                --optim_conf "lr=${ft_lr}" --init_param "$(ft_init_param "${seed_sys}" "${l}")"
         done
     done
     pool_wait

@@ -24,9 +24,21 @@ system_conf() {
             echo "--model_conf system=multisoftmax --model_conf lid=true --model_conf lid_weight=${lid_weight}" \
                  "--model_conf lid_rnn_layers=${lid_rnn_layers}"
             if [ "${lid_balance}" = true ]; then echo "--model_conf lid_hours_file=${PWD}/dump/fbank/train_all/hours.json"; fi ;;
-        ft_*) system_conf "$(seed_of "$1")" ;;
+        ft_*)  # a multi-softmax seed keeps only its language's head, "discarding the remaining parameters" (paper
+               # Section 4.1): the finetuned model is a mono model, seeded by ft_init_param
+            local seed; seed=$(seed_of "$1")
+            if [ "${seed}" = multisoftmax ]; then system_conf "mono_${1##*_}"; else system_conf "${seed}"; fi ;;
         *) die "unknown system '$1' (mono, vanilla, onehot, multisoftmax, multisoftmax_lsp, multisoftmax_lid)" ;;
     esac
+}
+# ft_init_param SEED LANG: --init_param of a finetuning: the seed's checkpoint; a multi-softmax seed's other
+# languages' heads are left out (ESPnet's <file>:<src>:<dst>:<exclude prefixes> form)
+ft_init_param() {
+    local seed=$1 lang=$2 l ex=""
+    if [ "${seed}" = multisoftmax ]; then
+        for l in ${langs}; do [ "${l}" = "${lang}" ] || ex+="${ex:+,}net.heads.${l}"; done
+    fi
+    echo "exp/${seed}/${inference_model}${ex:+:::${ex}}"
 }
 seed_of() { local s=${1#ft_}; echo "${s%_*}"; }   # ft_<seed>_<lang> -> <seed>
 lang_of() { case "$1" in mono_*|ft_*) echo "${1##*_}" ;; *) echo "" ;; esac; }   # "" = every language
@@ -121,14 +133,27 @@ decode_system() {
                 --switch_off_dir "exp/${s}/decode_${x}/switchoff"
         fi
     done
+    if [ "${s}" = multisoftmax_lid ] && [ "$(wc -w <<< "${switch_off_grid}")" -gt 1 ]; then
+        for l in ${langs}; do  # the dev sets the switch-off setting is chosen on (stage 7), never the test sets
+            if [ ! -f "dump/fbank/${l}_dev/feats.scp" ]; then log "Stage 6: no dump/fbank/${l}_dev to choose on"; continue; fi
+            log "Stage 6: decode ${l}_dev with ${s}, language not known, switch-off grid (to choose the setting on dev)"
+            decode_pool decode "${s}" "${l}_dev" lidfree --switch_off_grid "${switch_off_grid}" \
+                --switch_off_dir "exp/${s}/decode_${l}_dev/switchoff"
+        done
+    fi
 }
 
 # pack NAME: stage 8: exp/NAME/decode_conf.yaml (stage 6's search; the --switch_off setting the packed LID model
 # streams with) and the archive exp/NAME/packed/model.tar.gz (local_models/multisoftmax/pack.py)
 pack() {
-    local s=$1
-    [[ "${switch_off}" =~ ^[^:]+:[^:]+$ ]] || die "--switch_off '${switch_off}': expected tau:s_th, e.g. 30:80"
-    printf 'beam: %s\nchunk: %s\ntau: %s\ns_th: %s\n' "${beam}" "${chunk}" "${switch_off%%:*}" "${switch_off##*:}" \
+    local s=$1 so=${switch_off}
+    if [ "${so}" = dev ] && [ "$(wc -w <<< "${switch_off_grid}")" -eq 1 ]; then
+        so=${switch_off_grid// /}  # a grid of one setting: nothing to choose
+    elif [ "${so}" = dev ]; then  # the setting stage 7 chose on the dev sets
+        so=$(python -m local_models.bin.indic_score --exp exp --chosen-switch-off) || die "--switch_off dev"
+    fi
+    [[ "${so}" =~ ^[^:]+:[^:]+$ ]] || die "--switch_off '${so}': expected dev or tau:s_th, e.g. 30:80"
+    printf 'beam: %s\nchunk: %s\ntau: %s\ns_th: %s\n' "${beam}" "${chunk}" "${so%%:*}" "${so##*:}" \
         > "exp/${s}/decode_conf.yaml"
     pack_system multisoftmax "${s}"
 }
