@@ -338,7 +338,12 @@ def test_cli_lidfree_grid_and_known(tmp_path, token_lists, corpus, capsys):
         assert frames["utt1"][0] == 21 and all(len(f) == 4 for f in frames.values())
         stats = json.loads((d / "decode_stats.json").read_text())
         assert stats["utterances"] == 3 and stats["langs"] == LANGS and stats["decoder_cpu_s"] >= 0
-        assert stats["encoder_cpu_s"] >= 0 and 0 <= stats["lid_accuracy"] <= 1
+        assert stats["encoder_cpu_s"] >= 0
+        # LID accuracy: the share of utterances whose chosen language (hyp_lang) is utt2lid's
+        truth, chosen = table(corpus / "utt2lid"), table(d / "hyp_lang")
+        assert stats["lid_accuracy"] == pytest.approx(sum(chosen[u] == truth[u] for u in truth) / 3)
+        # T_avg (paper eq. 2) per utterance: the decoders' active frames over the utterance's, then the mean
+        assert stats["T_avg"] == pytest.approx(np.mean([sum(f[1:]) / f[0] for f in frames.values()]))
         assert stats["active_frames"] == sum(sum(f[1:]) for f in frames.values())
         if expect_all:
             assert stats["T_avg"] == 3 and stats["tau"] == "inf"

@@ -90,7 +90,9 @@ def make_recipe(root: Path, systems=SYSTEMS) -> Path:
         (exp / "config.yaml").write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
         torch.save(model.state_dict(), exp / "2epoch.pth")
         (exp / "valid.loss.best.pth").symlink_to("2epoch.pth")
-        (exp / "train.log").write_text("1epoch results: ...\n2epoch results: ...\n")
+        (exp / "train.log").write_text("".join(  # ESPnet's trainer lines, as common/training.py reads them
+            f"[h] 2026-11-27 10:0{n}:00,000 (trainer:394) INFO: {n}epoch results: [train] loss=1.0, "
+            f"[valid] loss=0.{n}\n" for n in (1, 2)))
         (exp / "decode_conf.yaml").write_text("beam: 3\nchunk: 4\ntau: 1\ns_th: 0\n")
     (recipe / "exp/results.json").write_text(json.dumps(RESULTS))
     return recipe

@@ -8,7 +8,7 @@ import pytest
 import soundfile as sf
 import yaml
 
-from local_models.common.training import epoch_results, training_record
+from local_models.common.training import epoch_results, epochs_run, training_record
 from local_models.sad.report import nets_training, training_lines
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,3 +136,16 @@ def test_gpu_train_packs_flac_with_relative_paths_and_installs_back(tmp_path):
     (src / "exp" / "rnn" / "valid.loss.best.pth").unlink()
     p = subprocess.run(sh + ["install", str(src)], capture_output=True, text=True)
     assert p.returncode != 0 and "exp/rnn/valid.loss.best.pth missing" in p.stderr
+
+
+def test_epochs_run_from_the_latest_link_or_the_logs(tmp_path):
+    d = _exp(tmp_path, [0.3, 0.1])
+    (d / "train.prev.log").write_text((d / "train.log").read_text())
+    _exp(tmp_path, [0.2], first=3)  # resumed: epoch 3 in train.log, 1-2 in train.prev.log
+    assert epochs_run(d) == 3
+    (d / "train.log").write_text("# a resume of a finished run: no epoch line\n")
+    assert epochs_run(d) == 2
+    (d / "7epoch.pth").write_bytes(b"")
+    (d / "latest.pth").symlink_to("7epoch.pth")  # ESPnet's own record wins
+    assert epochs_run(d) == 7
+    assert epochs_run(tmp_path / "missing") is None

@@ -27,6 +27,19 @@ def epoch_results(log: Path) -> List[dict]:
     return out
 
 
+def epochs_run(exp_dir: Path) -> Optional[int]:
+    """Epochs an ESPnet2 training in EXP_DIR ran: its latest.pth link's <N>epoch.pth (kept across resumes), else the
+    last 'Nepoch results' line of train.prev.log / train.log (utils/stage_lib.sh espnet_train keeps the earlier
+    invocations' log there); None when neither tells."""
+    latest = exp_dir / "latest.pth"
+    m = re.fullmatch(r"(\d+)epoch\.pth", latest.resolve().name) if latest.is_symlink() else None
+    if m:
+        return int(m.group(1))
+    epochs = [e["epoch"] for f in (exp_dir / "train.prev.log", exp_dir / "train.log") if f.is_file()
+              for e in epoch_results(f)]
+    return max(epochs) if epochs else None
+
+
 def saved_best_epoch(exp_dir: Path, criterion: str = "loss") -> Optional[int]:
     """The epoch ESPnet saved as valid.<criterion>.best.pth (its link's target, or the name a copy of it recorded
     in best_epoch, as local/gpu_train.sh writes), or None."""

@@ -21,6 +21,7 @@ import numpy as np
 from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open, read_table
 from local_models.common.results import environment_lines, hardware, update_results
+from local_models.common.training import epochs_run
 
 from .metrics import (SKIP_TOKENS, attention_failures, attention_path, duration_accuracy, read_durations,
                       strip_eos, uniform_durations)
@@ -112,11 +113,7 @@ def training_summary(exp_dir: Path) -> str:
     log, conf = exp_dir / "train.log", exp_dir / "config.yaml"
     if not log.is_file() or not conf.is_file():
         return ""
-    # epochs trained: ESPnet's latest.pth links to <N>epoch.pth (train.log only covers the last invocation,
-    # which after a resume of a finished run has no epoch at all)
-    latest = exp_dir / "latest.pth"
-    m = re.fullmatch(r"(\d+)epoch\.pth", latest.resolve().name) if latest.exists() else None
-    epochs = int(m.group(1)) if m else len(re.findall(r"(\d+)epoch results", log.read_text(errors="replace")))
+    epochs = epochs_run(exp_dir) or 0
     c = yaml.safe_load(conf.read_text())
     steps = ""
     if c.get("batch_type") == "sorted" and c.get("train_shape_file") and Path(c["train_shape_file"][0]).is_file():

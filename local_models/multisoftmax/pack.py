@@ -24,6 +24,7 @@ import yaml
 
 from local_models.common.datadir import read_table
 from local_models.common.pack import pack_model
+from local_models.common.training import epochs_run
 
 from .frontend import feature_summary, read_feat_conf
 from .units import LANGS, read_units
@@ -206,11 +207,9 @@ def training_data(recipe: Path, conf: dict, langs: List[str], hop_ms: float) -> 
 def epochs_trained(exp: Path, conf: dict, inference_model: str) -> dict:
     """max_epoch of the config, the epochs trained (ESPnet's <n>epoch.pth / train.log) and the packed one."""
     out = {"max_epoch": conf.get("max_epoch")}
-    log = exp / "train.log"
-    if log.is_file():
-        done = re.findall(r"(\d+)epoch results", log.read_text(encoding="utf-8", errors="replace"))
-        if done:
-            out["epochs_trained"] = max(int(n) for n in done)
+    done = epochs_run(exp)
+    if done is not None:
+        out["epochs_trained"] = done
     target = (exp / inference_model).resolve().name
     m = re.fullmatch(r"(\d+)epoch\.pth", target)
     out["checkpoint"] = inference_model + (f" (epoch {m.group(1)})" if m else "")
