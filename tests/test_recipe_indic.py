@@ -122,9 +122,13 @@ def test_decodes_an_unseen_set(recipe):
     (d / "utt2spk").write_text("".join(f"{u} {u.split('-')[0]}\n" for u in sorted(items)))
     (d / "spk2utt").write_text("".join(f"{u.split('-')[0]} {u}\n" for u in sorted(items)))
     (d / "utt2lid").write_text("".join(f"{u} {items[u][0]}\n" for u in sorted(items)))
+    dev_hyp = recipe / "exp" / "multisoftmax_lid" / "decode_en_dev" / "switchoff" / "3_0.5" / "hyp"
+    before = dev_hyp.stat().st_mtime_ns
     run(recipe, *SMALL, "--stage", "6", "--stop-stage", "7", "--test-sets", "other")  # stage 6 makes its features
     assert (recipe / "dump" / "fbank" / "other" / "feats.scp").exists() and (d / "text_units").exists()
+    assert dev_hyp.stat().st_mtime_ns == before  # a user's set leaves the main run's switch-off choice alone
     res = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
+    assert sum(bool(m.get("chosen_on_dev")) for k, m in res.items() if k.startswith("switchoff_")) == 1
     assert res["multisoftmax@other"]["utts"] == 2
     assert "multisoftmax_lid_lidfree@other" in res
     assert "## Unseen test set other" in (recipe / "RESULTS.md").read_text()

@@ -13,8 +13,8 @@
 #           batches drawn in proportion to each language's data, as the paper; the others on mixed batches)
 #         5 finetune each seed of ${finetune} on each language -> exp/ft_<seed>_<lang> (paper Table 3)
 #         6 decode every test set, streaming beam search: known language (every system), LID-free (vanilla
-#           by script, multisoftmax_lid by its LID head, + oracle, + early switch-off grid, paper Table 7)
-#         7 score: WER / WERR / LID accuracy / #params -> RESULTS.md (paper Tables 2-7), exp/results.json
+#           by script, multisoftmax_lid by its LID head, + oracle, + early switch-off grid on test and dev, Table 7)
+#         7 score: WER / WERR / LID accuracy / #params -> RESULTS.md (Tables 2-7), results.json; switch-off set on dev
 #         8 pack every trained system -> exp/<system>/packed/model.tar.gz (config, checkpoint, fbank.conf, stats,
 #           unit lists, search + --switch_off setting, card with the scores): `speech-to-text --model` reads it
 # Decode + score any data dir with wav.scp, text, utt2lid (languages in --langs): ./run.sh --stage 6 --test_sets my_set

@@ -118,6 +118,13 @@ decode() {
             --mode "${mode}" --beam "${beam}" --chunk "${chunk}" "$@" ${inference_args} "${out}"
 }
 
+# own_test_sets: whether ${test_sets} holds a <lang>_test of the recipe's own
+own_test_sets() {
+    local l
+    for l in ${langs}; do [[ " ${test_sets} " == *" ${l}_test "* ]] && return 0; done
+    return 1
+}
+
 # decode_system NAME: stage 6 for exp/NAME on every test set: language known (a monolingual or finetuned model only
 # on the sets that hold its language); multisoftmax_lid also LID-free with the switch-off grid
 decode_system() {
@@ -133,8 +140,10 @@ decode_system() {
                 --switch_off_dir "exp/${s}/decode_${x}/switchoff"
         fi
     done
-    if [ "${s}" = multisoftmax_lid ] && [ "$(wc -w <<< "${switch_off_grid}")" -gt 1 ]; then
-        for l in ${langs}; do  # the dev sets the switch-off setting is chosen on (stage 7), never the test sets
+    # the dev sets the switch-off setting is chosen on (stage 7), never the test sets: with the recipe's own test
+    # sets only (a user's extra set keeps the choice of the main run), and only when the grid has a choice
+    if [ "${s}" = multisoftmax_lid ] && [ "$(wc -w <<< "${switch_off_grid}")" -gt 1 ] && own_test_sets; then
+        for l in ${langs}; do
             if [ ! -f "dump/fbank/${l}_dev/feats.scp" ]; then log "Stage 6: no dump/fbank/${l}_dev to choose on"; continue; fi
             log "Stage 6: decode ${l}_dev with ${s}, language not known, switch-off grid (to choose the setting on dev)"
             decode_pool decode "${s}" "${l}_dev" lidfree --switch_off_grid "${switch_off_grid}" \
