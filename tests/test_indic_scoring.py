@@ -133,6 +133,7 @@ def test_switch_off_is_chosen_on_dev_and_only_read_on_test(tmp_path):
     t7 = with_dev_choice(test, dev)
     assert [m.get("chosen_on_dev", False) for m in t7] == [False, True, False, False]
     assert t7[1]["dev_wer_avg"] == 30.5 and t7[2]["dev_t_avg"] == 1.5
+    assert all("dev_wer_avg" not in m and "chosen_on_dev" not in m for m in test)  # the test rows are left as read
     line = [l for l in acceptance({}, t7) if "switch-off" in l][0]
     assert line.startswith("- DOES NOT HOLD") and "tau 100, s_th 0.2, chosen on dev" in line and "21.50 vs 20.00" in line
     (tmp_path / "results.json").write_text(json.dumps({"systems": results_systems({}, t7, {})}))
@@ -178,3 +179,16 @@ def test_paper_size_table_is_counted_and_the_joint_size_is_an_option():
     assert small["multisoftmax_lsp"] - small["multisoftmax"] == full["multisoftmax_lsp"] - full["multisoftmax"]
     with pytest.raises(ValueError, match="lang_joint_dim 0"):
         paper_size_params(PAPER_CONF, lang_joint_dim=0)
+
+
+def test_paper_size_table_follows_the_runs_own_system_options(tmp_path):
+    """A run trained with `--lid_rnn_layers 0` (a frame MLP LID branch) is counted as such at paper size."""
+    full = paper_size_params(PAPER_CONF)
+    (tmp_path / "multisoftmax_lid").mkdir()
+    (tmp_path / "multisoftmax_lid" / "config.yaml").write_text(
+        "model_conf:\n  enc_units: 8\n  system: multisoftmax\n  lid: true\n  lid_rnn_layers: 0\n")
+    ours = paper_size_params(PAPER_CONF, tmp_path)
+    assert ours["multisoftmax_lid"] < full["multisoftmax_lid"]  # no 1024-unit LSTM before the LID softmax
+    assert ours["multisoftmax_lid"] > ours["multisoftmax"]  # the run's size keys (enc_units 8) are not taken
+    assert {k: v for k, v in ours.items() if k != "multisoftmax_lid"} == {
+        k: v for k, v in full.items() if k != "multisoftmax_lid"}

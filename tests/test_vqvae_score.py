@@ -157,10 +157,10 @@ def test_run_sh_defaults_replicate_both_sides_of_the_check():
     import subprocess
     from pathlib import Path
 
-    run_sh = Path(__file__).resolve().parents[1] / "egs" / "zerospeech2019" / "unit1" / "run.sh"
-    lines = [ln for ln in run_sh.read_text().splitlines() if ln.startswith(("systems=", "systems+="))]
-    out = subprocess.run(["bash", "-c", "\n".join(lines) + '\necho "${systems}"'], capture_output=True, text=True,
-                         check=True).stdout.split()
+    recipe = Path(__file__).resolve().parents[1] / "egs" / "zerospeech2019" / "unit1"
+    lines = [ln for ln in (recipe / "run.sh").read_text().splitlines() if ln.startswith(("systems=", "systems+="))]
+    script = "\n".join(lines) + f'\n. "{recipe}/local/lib.sh"\nexpand_systems ${{systems}}'  # its presets expanded
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True).stdout.split()
     groups = seed_groups(out)
     for base in ("conv_mfcc_k256", "trf_mfcc_k128"):
         assert len(groups.get(base, [])) >= 3, f"run.sh default systems: {base} needs 2+ seed replicates ({out})"
@@ -205,3 +205,29 @@ def test_close_points_put_their_labels_on_opposite_sides():
     pts = [("conv_k256", 189.0, 23.5, 3.4, 15), ("trf_k256", 190.7, 23.8, 2.2, 15), ("trf_k64", 139.0, 27.8, None, 1)]
     assert label_above(pts, 190.7, 23.8) and not label_above(pts, 189.0, 23.5)  # the higher one's label on top
     assert label_above(pts, 139.0, 27.8)  # nobody near: above
+
+
+def test_seed_statistics_and_ordering_under_both_frame_rules():
+    """libriabx2's frame rule gets its own mean and sd over seeds, and the same pick is checked under it: here the
+    rule flips the ordering (as it flips seed 0 of the mini run)."""
+    ours, libri = {"trf": [27.0, 28.0, 27.5], "conv": [31.0, 31.5, 31.0]}, {"trf": [32.0, 33.0, 31.0],
+                                                                          "conv": [30.0, 30.5, 29.5]}
+    scored = {**_seeds("trf_mfcc_k256", ours["trf"]), **_seeds("conv_mfcc_k256", ours["conv"])}
+    for sys_name, short in (("trf_mfcc_k256", "trf"), ("conv_mfcc_k256", "conv")):
+        for i, v in enumerate(libri[short]):
+            scored[sys_name if i == 0 else f"{sys_name}_seed{i}"]["test"]["abx_libri_rule"] = v
+    add_seed_stats(scored, ["test"])
+    t = scored["trf_mfcc_k256"]["test"]
+    assert t["abx_libri_rule_seed_mean"] == pytest.approx(32.0)
+    assert t["abx_libri_rule_seed_sd"] == pytest.approx(statistics.stdev(libri["trf"]))
+    lines, holds, clear = claims(scored, "test")
+    assert holds is True and clear is True
+    rule = [l for l in lines if "libriabx2's frame rule" in l]
+    assert len(rule) == 1 and "32.00 % vs conv 30.00 %" in rule[0] and "does NOT hold" in rule[0]
+    follow = lines[lines.index(rule[0]) + 1]
+    assert follow.startswith("  Difference (Transformer - conv) +2.00 points")
+    # one seed of the conv without the libriabx2 rule: no mean under that rule, no second check
+    del scored["conv_mfcc_k256_seed1"]["test"]["abx_libri_rule"]
+    add_seed_stats(scored, ["test"])
+    assert scored["conv_mfcc_k256"]["test"]["abx_libri_rule_seed_mean"] is None
+    assert not [l for l in claims(scored, "test")[0] if "libriabx2's frame rule (the same" in l]

@@ -7,7 +7,7 @@ import os
 import platform
 import subprocess
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Optional
 
 from .datadir import atomic_open
 
@@ -35,17 +35,23 @@ def git_commit(path=None) -> str:
     return "unknown"
 
 
-def hardware() -> str:
-    """E.g. '2-core CPU (x86_64)' or '1x NVIDIA H100 + 16-core CPU'."""
-    cpu = f"{os.cpu_count()}-core CPU ({platform.machine()})"
+def gpus() -> Optional[str]:
+    """E.g. '1x NVIDIA H100 80GB HBM3', or None without a visible GPU."""
     try:
         import torch
 
         if torch.cuda.is_available():
-            return f"{torch.cuda.device_count()}x {torch.cuda.get_device_name(0)} + {cpu}"
+            return f"{torch.cuda.device_count()}x {torch.cuda.get_device_name(0)}"
     except ImportError:
         pass
-    return cpu
+    return None
+
+
+def hardware(gpu: Optional[str] = None) -> str:
+    """E.g. '2-core CPU (x86_64)' or '1x NVIDIA H100 + 16-core CPU' (GPU: gpus(), unless given)."""
+    cpu = f"{os.cpu_count()}-core CPU ({platform.machine()})"
+    gpu = gpu or gpus()
+    return f"{gpu} + {cpu}" if gpu else cpu
 
 
 def cpu_flags() -> list:
@@ -74,22 +80,15 @@ def _version(module: str) -> str:
         return "not installed"
 
 
-def environment(path=".") -> dict:
-    """What a reader needs to place the numbers, as ESPnet's RESULTS.md environment block gives it."""
+def environment(path=".", commit: Optional[str] = None) -> dict:
+    """What a reader needs to place the numbers, as ESPnet's RESULTS.md environment block gives it (COMMIT:
+    git_commit(PATH), unless given)."""
     import datetime
 
-    env = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-           "commit": git_commit(path), "python": platform.python_version(),
-           "torch": _version("torch"), "espnet": _version("espnet"),
-           "cpu": cpu_model(), "cores": os.cpu_count(), "cpu_flags": cpu_flags(), "gpu": None}
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            env["gpu"] = f"{torch.cuda.device_count()}x {torch.cuda.get_device_name(0)}"
-    except ImportError:
-        pass
-    return env
+    return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "commit": commit or git_commit(path), "python": platform.python_version(),
+            "torch": _version("torch"), "espnet": _version("espnet"),
+            "cpu": cpu_model(), "cores": os.cpu_count(), "cpu_flags": cpu_flags(), "gpu": gpus()}
 
 
 def environment_lines(env: Mapping) -> list:
@@ -124,8 +123,8 @@ def update_results(path, recipe: str, corpus: str, systems: Mapping[str, Mapping
     if data.get("corpus") not in (None, corpus):
         data = {}  # results of another corpus are not comparable: start over
     before = copy.deepcopy(data)
-    data.update(recipe=recipe, corpus=corpus, commit=git_commit(path.parent), hardware=hardware(),
-                environment=environment(path.parent))
+    env = environment(path.parent)
+    data.update(recipe=recipe, corpus=corpus, commit=env["commit"], hardware=hardware(env["gpu"]), environment=env)
     for name in drop:
         data.setdefault("systems", {}).pop(name, None)
     _merge(data.setdefault("systems", {}), systems)

@@ -11,7 +11,6 @@ A test set that is not one of the recipe's own (<lang>_test) gets its own table 
 """
 import json
 import math
-import re
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -232,25 +231,40 @@ def choose_switchoff(dev_rows: List[dict]) -> Optional[dict]:
 def with_dev_choice(t7: List[dict], dev_rows: List[dict]) -> List[dict]:
     """The test rows with each setting's dev WER and T_avg beside them, the dev-chosen one flagged."""
     chosen = choose_switchoff(dev_rows)
+    chosen_key = None if chosen is None else (chosen["tau"], chosen["s_th"])
     dev = {(m["tau"], m["s_th"]): m for m in dev_rows}
+    out = []
     for m in t7:
-        d = dev.get((m["tau"], m["s_th"]), {})
-        m.update(dev_wer_avg=d.get("wer_avg"), dev_t_avg=d.get("t_avg"))
-        if chosen is not None and (m["tau"], m["s_th"]) == (chosen["tau"], chosen["s_th"]):
-            m["chosen_on_dev"] = True
-    return t7
+        key = (m["tau"], m["s_th"])
+        d = dev.get(key, {})
+        out.append({**m, "dev_wer_avg": d.get("wer_avg"), "dev_t_avg": d.get("t_avg"),
+                    **({"chosen_on_dev": True} if key == chosen_key else {})})
+    return out
 
 
-# local/lib.sh system_conf at run.sh's defaults; "Mono." of Table 6 (the paper does not say which language): English
+# local/lib.sh system_conf at run.sh's defaults, for a paper-size count without a run; a run's own choices (the
+# architecture keys of SYSTEM_KEYS in exp/<system>/config.yaml) replace them. "Mono." of Table 6 (the paper does
+# not say which language): English
 PAPER_SIZE_SYSTEMS = {"mono": dict(system="mono", lang="en"), "vanilla": dict(system="vanilla"),
                       "onehot": dict(system="onehot"), "multisoftmax": dict(system="multisoftmax"),
                       "multisoftmax_lsp": dict(system="multisoftmax", lsp=True),
                       "multisoftmax_lid": dict(system="multisoftmax", lid=True, lid_rnn_layers=1)}
+SYSTEM_KEYS = ("system", "lang", "lsp", "lid", "lid_rnn_layers")  # what makes a system, not its size
 
 
-def paper_size_params(conf_file: Path, **overrides) -> Dict[str, int]:
-    """#parameters of every system built from the paper-size training config (model_conf + OVERRIDES) with the
-    paper's Table 1 vocabulary sizes, on torch's meta device (counted, never allocated)."""
+def system_options(name: str, exp: Optional[Path]) -> dict:
+    """The model_conf keys that make system NAME (SYSTEM_KEYS): the run's (EXP/<name>/config.yaml; mono: mono_en)
+    where it trained one, else run.sh's defaults (PAPER_SIZE_SYSTEMS)."""
+    conf = Path(exp or "") / ("mono_en" if name == "mono" else name) / "config.yaml"
+    if exp is None or not conf.is_file():
+        return PAPER_SIZE_SYSTEMS[name]
+    mc = yaml.safe_load(conf.read_text()).get("model_conf") or {}
+    return {k: mc[k] for k in SYSTEM_KEYS if k in mc}
+
+
+def paper_size_params(conf_file: Path, exp: Optional[Path] = None, **overrides) -> Dict[str, int]:
+    """#parameters of every system (system_options) built from the paper-size training config (model_conf +
+    OVERRIDES) with the paper's Table 1 vocabulary sizes, on torch's meta device (counted, never allocated)."""
     import torch
 
     from .model import MultilingualTransducer
@@ -258,9 +272,10 @@ def paper_size_params(conf_file: Path, **overrides) -> Dict[str, int]:
 
     conf = {**(yaml.safe_load(Path(conf_file).read_text()).get("model_conf") or {}), **overrides}
     vocabs, out = paper_vocabularies(), {}
-    for name, system in PAPER_SIZE_SYSTEMS.items():
+    for name in PAPER_SIZE_SYSTEMS:
         with torch.device("meta"):
-            out[name] = MultilingualTransducer(list(PAPER_VOCAB_SIZES), vocabs, **{**conf, **system}).num_params()
+            out[name] = MultilingualTransducer(list(PAPER_VOCAB_SIZES), vocabs,
+                                               **{**conf, **system_options(name, exp)}).num_params()
     return out
 
 
@@ -271,11 +286,12 @@ def matching_lang_joint_dim(conf_file: Path) -> int:
     return max(1, round(256 + (PAPER_T6["multisoftmax"] * 1e6 - a) * 256 / (b - a)))
 
 
-def paper_size_lines(conf_file: Path) -> List[str]:
-    """Table 6 at the paper's size, counted from CONF_FILE by code, beside the paper's."""
+def paper_size_lines(conf_file: Path, exp: Optional[Path] = None) -> List[str]:
+    """Table 6 at the paper's size, counted from CONF_FILE by code for the systems as EXP trained them, beside the
+    paper's."""
     if not Path(conf_file).is_file():
         return []
-    ours = paper_size_params(conf_file)
+    ours = paper_size_params(conf_file, exp)
     j = matching_lang_joint_dim(conf_file)
     lines = ["", f"At the paper's size ({conf_file}, the paper's Table 1 vocabularies plus our `<unk>`, built by "
              "`report.paper_size_params`):", "", "| Model | ours at paper size [M] | paper [M] | difference |",
@@ -295,10 +311,9 @@ def chosen_switch_off(exp: Path) -> str:
     path = Path(exp) / "results.json"
     if not path.is_file():
         raise ValueError(f"{path}: no such file (run stage 7, scoring, first)")
-    for name, m in json.loads(path.read_text()).get("systems", {}).items():
-        got = re.fullmatch(r"switchoff_tau(.+)_sth(.+)", name)
-        if got and m.get("chosen_on_dev"):
-            return f"{got.group(1)}:{got.group(2)}"
+    for m in json.loads(path.read_text()).get("systems", {}).values():
+        if m.get("chosen_on_dev"):
+            return f"{m['tau']}:{m['s_th']}"
     raise ValueError(f"{path}: no switch-off setting chosen on dev (stage 6 decodes the grid on <lang>_dev for "
                      "multisoftmax_lid; run stages 6-7)")
 
@@ -451,7 +466,7 @@ def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets, env=N
     lines += ["", "## Table 6: number of parameters [M]", "", "| Model | ours | paper |", "| --- | --- | --- |"]
     for name, value in prm.items():
         lines.append(f"| {LABELS.get(name, name)} | {value:.3f} | {fmt(PAPER_T6.get(name))} |")
-    lines += paper_size_lines(Path(args.paper_config)) + [""]
+    lines += paper_size_lines(Path(args.paper_config), Path(args.exp)) + [""]
     if t7:
         chosen = next((m for m in t7 if m.get("chosen_on_dev")), None)
         lines += ["## Table 7: early switch-off of multi-softmax LID decoders", "",
@@ -573,7 +588,7 @@ def results_systems(rows, t7, prm) -> Dict[str, dict]:
     for k, v in prm.items():
         systems.setdefault(k, {})["params_M"] = round(v, 3)
     for m in t7:
-        systems[f"switchoff_tau{m['tau']}_sth{m['s_th']}"] = {k: v for k, v in m.items() if k not in ("tau", "s_th")}
+        systems[f"switchoff_tau{m['tau']}_sth{m['s_th']}"] = dict(m)
     return systems
 
 

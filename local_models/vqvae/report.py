@@ -103,22 +103,36 @@ def replicated(m: dict) -> bool:
     return (m.get("seeds") or 0) > 1
 
 
+# ABX under each frame rule: ours (frame centres inside the item) and zerospeech-libriabx2's; the seed statistics
+# and the ordering check are given under both, since the rule alone can flip one seed's ordering
+ABX_RULES = {"abx": "our frame rule", "abx_libri_rule": "libriabx2's frame rule"}
+
+
 def add_seed_stats(scored: dict, sets) -> None:
-    """Mean and sample sd over training seeds into the base system's metrics (abx_seed_mean, abx_seed_sd,
-    bitrate_seed_mean, seeds): at the tiny budget one seed's ABX can move by several points. A system scored
-    without replicates gets seeds = 1 (sd null), so a rescoring never keeps an earlier run's statistics."""
+    """Mean and sample sd over training seeds into the base system's metrics (<key>_seed_mean, <key>_seed_sd for
+    each ABX_RULES key the seeds all have, bitrate_seed_mean, seeds): at the tiny budget one seed's ABX can move by
+    several points. A system scored without replicates gets seeds = 1 (sd null), so a rescoring never keeps an
+    earlier run's statistics."""
     for n, by_set in scored.items():
         for m in by_set.values():
             if "abx" in m and not SEED_RE.match(n):
-                m.update(abx_seed_mean=m["abx"], abx_seed_sd=None, bitrate_seed_mean=m.get("bitrate"), seeds=1)
+                m.update(bitrate_seed_mean=m.get("bitrate"), seeds=1)
+                for key in ABX_RULES:
+                    if key in m:
+                        m.update({f"{key}_seed_mean": m[key], f"{key}_seed_sd": None})
     for base, members in seed_groups(list(scored)).items():
         for s in sets:
             ms = [scored[n][s] for n in members if s in scored.get(n, {}) and "abx" in scored[n][s]]
             if len(ms) < 2 or s not in scored.get(base, {}):
                 continue
-            abx = [m["abx"] for m in ms]
-            scored[base][s].update(abx_seed_mean=statistics.mean(abx), abx_seed_sd=statistics.stdev(abx),
-                                   bitrate_seed_mean=statistics.mean(m["bitrate"] for m in ms), seeds=len(ms))
+            scored[base][s].update(bitrate_seed_mean=statistics.mean(m["bitrate"] for m in ms), seeds=len(ms))
+            for key in ABX_RULES:
+                vals = [m[key] for m in ms if key in m]
+                if len(vals) == len(ms):
+                    scored[base][s].update({f"{key}_seed_mean": statistics.mean(vals),
+                                            f"{key}_seed_sd": statistics.stdev(vals)})
+                else:  # a seed without this rule: no mean over the seeds under it (None: a rescoring clears it)
+                    scored[base][s].update({f"{key}_seed_mean": None, f"{key}_seed_sd": None})
 
 
 def fmt(x, nd=2):
@@ -140,17 +154,20 @@ def table_lines(table: int, systems: dict, sets) -> list:
         else:
             used = f"{m['codes_used']}/{m['num_codes']}" if "codes_used" in m else "–"
             seeds = (f"{fmt(m['abx_seed_mean'])} ± {fmt(m['abx_seed_sd'])} ({m['seeds']})" if replicated(m) else "–")
-            lines.append(f"| {label} (`{n}`) | {fmt(m.get('abx'))} | {seeds} | {fmt(m.get('abx_libri_rule'))} | "
+            libri = fmt(m.get("abx_libri_rule"))
+            if replicated(m) and m.get("abx_libri_rule_seed_sd") is not None:
+                libri += f"; {fmt(m['abx_libri_rule_seed_mean'])} ± {fmt(m['abx_libri_rule_seed_sd'])} over seeds"
+            lines.append(f"| {label} (`{n}`) | {fmt(m.get('abx'))} | {seeds} | {libri} | "
                          f"{fmt(m.get('abx_libriabx2'))} | "
                          f"{fmt(m.get('bitrate'))} | {used} | {pabx} | {pbr} |")
     return lines
 
 
-def _abx_bitrate(m: dict):
-    """(ABX, bitrate, how many seeds): the mean over seeds when replicates were trained."""
+def _abx_bitrate(m: dict, key: str = "abx"):
+    """(ABX under the frame rule KEY, bitrate, how many seeds): the mean over seeds when replicates were trained."""
     if replicated(m):
-        return m["abx_seed_mean"], m["bitrate_seed_mean"], m["seeds"]
-    return m["abx"], m["bitrate"], 1
+        return m[f"{key}_seed_mean"], m["bitrate_seed_mean"], m["seeds"]
+    return m[key], m["bitrate"], 1
 
 
 def welch(mean1, sd1, n1, mean2, sd2, n2, level=0.95):
@@ -170,16 +187,17 @@ def welch(mean1, sd1, n1, mean2, sd2, n2, level=0.95):
     return diff, (diff - half, diff + half), t, df, float(2 * stats.t.sf(abs(t), df))
 
 
-def compare_seed_means(trf: dict, conv: dict, paper_trf=None, paper_conv=None, candidates: int = 1):
-    """Whether the Transformer-vs-conv ABX difference is told apart from seed-to-seed noise, and the line that
-    says so: (clear or None without replicates, line). Both sides replicated: Welch's t-test at 5 % with the
-    95 % interval of the difference, and whether the paper's own difference (paper rows (table, label, ABX,
-    bitrate)) lies inside it; when the Transformer was the lowest of `candidates` systems, p is Bonferroni-adjusted
-    for that pick. One side replicated: the difference against that side's sd."""
-    t_abx, _, t_n = _abx_bitrate(trf)
-    c_abx, _, c_n = _abx_bitrate(conv)
+def compare_seed_means(trf: dict, conv: dict, paper_trf=None, paper_conv=None, candidates: int = 1,
+                       key: str = "abx"):
+    """Whether the Transformer-vs-conv ABX difference (frame rule KEY) is told apart from seed-to-seed noise, and
+    the line that says so: (clear or None without replicates, line). Both sides replicated: Welch's t-test at 5 %
+    with the 95 % interval of the difference, and whether the paper's own difference (paper rows (table, label,
+    ABX, bitrate)) lies inside it; when the Transformer was the lowest of `candidates` systems, p is
+    Bonferroni-adjusted for that pick. One side replicated: the difference against that side's sd."""
+    t_abx, _, t_n = _abx_bitrate(trf, key)
+    c_abx, _, c_n = _abx_bitrate(conv, key)
     if replicated(trf) and replicated(conv):
-        diff, (lo, hi), t, df, p = welch(t_abx, trf["abx_seed_sd"], t_n, c_abx, conv["abx_seed_sd"], c_n)
+        diff, (lo, hi), t, df, p = welch(t_abx, trf[f"{key}_seed_sd"], t_n, c_abx, conv[f"{key}_seed_sd"], c_n)
         p_adj = min(1.0, p * candidates)
         clear = p_adj < 0.05
         adj = f", {p_adj:.3f} adjusted for picking the lowest of {candidates}" if candidates > 1 else ""
@@ -193,7 +211,7 @@ def compare_seed_means(trf: dict, conv: dict, paper_trf=None, paper_conv=None, c
             line += (f" The paper's difference ({pd:+.2f}) lies {'inside' if inside else 'OUTSIDE'} the interval"
                      + ("." if inside else ": these models do not show an effect of the paper's size."))
         return clear, line
-    sds = [m["abx_seed_sd"] for m in (trf, conv) if replicated(m)]
+    sds = [m[f"{key}_seed_sd"] for m in (trf, conv) if replicated(m)]
     if not sds:
         return None, ("- One seed per system: at the tiny budget one seed's ABX moves by several points, so train "
                       "replicates (`<system>_seed<N>` in `--systems`) of both before reading an ordering into this.")
@@ -203,6 +221,19 @@ def compare_seed_means(trf: dict, conv: dict, paper_trf=None, paper_conv=None, c
                       f"smaller than the seed-to-seed sd ({sds[0]:.2f}): at this training budget the two encoders are "
                       "not told apart")
                    + "; replicate both sides for a test.")
+
+
+def other_rule_lines(best_n: str, best: dict, conv: dict, candidates: int) -> list:
+    """The same ordering check (the same Transformer pick) under libriabx2's frame rule, when both systems have it
+    (for every seed when replicated)."""
+    key = "abx_libri_rule"
+    if not all(m.get(f"{key}_seed_mean" if replicated(m) else key) is not None for m in (best, conv)):
+        return []
+    t_abx, c_abx = _abx_bitrate(best, key)[0], _abx_bitrate(conv, key)[0]
+    _, verdict = compare_seed_means(best, conv, candidates=candidates, key=key)
+    return [f"- Under {ABX_RULES[key]} (the same models, the same pick): `{best_n}` {fmt(t_abx)} % vs conv "
+            f"{fmt(c_abx)} %: the ordering **{'holds' if t_abx < c_abx else 'does NOT hold'}**.",
+            "  " + verdict[2:]]
 
 
 def claims(systems: dict, s: str):
@@ -240,6 +271,7 @@ def claims(systems: dict, s: str):
                              "others: " + "; ".join(f"`{n}` {desc(m, *_abx_bitrate(m))}" for n, m in others) + ".")
             clear, verdict = compare_seed_means(best, conv, PAPER.get(best_n), PAPER.get("conv_mfcc_k256"), len(near))
             lines.append(verdict)
+            lines += other_rule_lines(best_n, best, conv, len(near))
         else:
             lines.append("- No Transformer system " + ("with seed replicates " if replicated(conv) else "")
                          + "within 25 % of the conv VQ-VAE's bitrate: no like-for-like comparison.")

@@ -1,25 +1,47 @@
 # Shell functions of run.sh (sourced by it after option parsing: they read its options and variables).
 
 # System names: (trf|conv)_(mfcc|logmel)_k<K>[_s<lambda>][_j<p>][_seed<N>]: encoder, input features, codebook
-# size, temporal smoothing weight, jitter probability. All of paper Tables 1-3 (for a GPU run with paper sizes):
-#   "trf_mfcc_k128 trf_logmel_k128 conv_mfcc_k256 trf_mfcc_k64 trf_mfcc_k256 trf_mfcc_k512 trf_mfcc_k128_s1e-2
-#    trf_mfcc_k128_s5e-3 trf_mfcc_k128_s1e-3 trf_mfcc_k128_j0.05 trf_mfcc_k128_j0.075 trf_mfcc_k128_s5e-3_j0.05
-#    trf_mfcc_k128_s1e-3_j0.05"
-# A "_seed<N>" suffix trains a replicate of a system with training seed N: RESULTS.md gives the mean and sd over
-# <system> (seed ${seed}) and its replicates, and compares conv and Transformer by those means. At the tiny budget
-# one seed's ABX moves by several points (conv_mfcc_k256: 31.6 / 22.9 / 29.3 % for seeds 0 / 1 / 2 in one run),
-# so the systems the acceptance compares get five seeds each (run.sh's default): the conv baseline (K 256), the
-# paper's Transformer (K 128, 12 % lower bitrate) and the Transformer at the conv's own codebook size (K 256, the
-# same bitrate). The landed RESULTS.md adds seeds 5-14 of the K 256 pair (15 seeds each, 40 min more of stage 4 on
-# 2 cores):
-#   ./run.sh --systems "<the default list> trf_mfcc_k256_seed5 conv_mfcc_k256_seed5 ... trf_mfcc_k256_seed14
-#   conv_mfcc_k256_seed14"
-# With 5 seeds a side the 95 % interval of the difference is ~7 points wide: it cannot tell the paper's gap from 0.
+# size, temporal smoothing weight, jitter probability. A "_seed<N>" suffix trains a replicate of a system with
+# training seed N: RESULTS.md gives the mean and sd over <system> (seed ${seed}) and its replicates, and compares
+# conv and Transformer by those means. At the tiny budget one seed's ABX moves by several points (conv_mfcc_k256:
+# 31.6 / 22.9 / 29.3 % for seeds 0 / 1 / 2 in one run), so the systems the acceptance compares get five seeds each
+# in the default: the conv baseline (K 256), the paper's Transformer (K 128, 12 % lower bitrate) and the
+# Transformer at the conv's own codebook size (K 256, the same bitrate). With 5 seeds a side the 95 % interval of
+# the difference is ~7 points wide: it cannot tell the paper's gap from 0; "seeds15" gives the K 256 pair 15 seeds
+# each (40 min more of stage 4 on 2 cores).
+# Presets (words of --systems, expanded by expand_systems; names may be mixed in):
+#   tables   every row of paper Tables 1-3, one seed each (a GPU run at paper size)
+#   default  tables + seeds 1-4 of the three compared systems (run.sh's default)
+#   seeds15  default + seeds 5-14 of trf_mfcc_k256 and conv_mfcc_k256
+PRESET_TABLES="trf_mfcc_k128 trf_logmel_k128 conv_mfcc_k256 trf_mfcc_k64 trf_mfcc_k256 trf_mfcc_k512 trf_mfcc_k128_s1e-2
+ trf_mfcc_k128_s5e-3 trf_mfcc_k128_s1e-3 trf_mfcc_k128_j0.05 trf_mfcc_k128_j0.075 trf_mfcc_k128_s5e-3_j0.05
+ trf_mfcc_k128_s1e-3_j0.05"
 sys_re='^(trf|conv)_(mfcc|logmel)_k([0-9]+)(_s([0-9.]+(e-?[0-9]+)?))?(_j(0?\.[0-9]+))?(_seed([0-9]+))?$'
 
-# check_systems: fail before any work on a malformed system name or an inverter system that is not trained
+# replicates FIRST LAST SYSTEM...: <system>_seed<N> for N in FIRST..LAST, seed by seed
+replicates() {
+    local first=$1 last=$2 n s; shift 2
+    for n in $(seq "${first}" "${last}"); do for s in "$@"; do echo -n "${s}_seed${n} "; done; done
+}
+
+# expand_systems WORD...: the system names of --systems, its presets expanded (each name once, in order)
+expand_systems() {
+    local w
+    for w in "$@"; do
+        case ${w} in
+            tables) echo -n "${PRESET_TABLES} " ;;
+            default) echo -n "${PRESET_TABLES} $(replicates 1 4 trf_mfcc_k128 conv_mfcc_k256 trf_mfcc_k256)" ;;
+            seeds15) expand_systems default; echo -n " "; replicates 5 14 trf_mfcc_k256 conv_mfcc_k256 ;;
+            *) echo -n "${w} " ;;
+        esac
+    done | tr ' \n' '\n\n' | awk 'NF && !seen[$0]++' | tr '\n' ' ' | sed 's/ $//'
+}
+
+# check_systems: expand --systems' presets, then fail before any work on a malformed system name or an inverter
+# system that is not trained
 check_systems() {
     local s
+    systems=$(expand_systems ${systems})
     for s in ${systems} ${inverter_system}; do
         [[ "${s}" =~ ${sys_re} ]] || die "system '${s}' is not (trf|conv)_(mfcc|logmel)_k<K>[_s<lambda>][_j<p>][_seed<N>]"
     done

@@ -1,0 +1,35 @@
+"""ZeroSpeech run.sh --systems presets (local/lib.sh expand_systems): every paper row, the seed replicates."""
+import subprocess
+from pathlib import Path
+
+from local_models.vqvae.report import PAPER
+
+LIB = Path(__file__).resolve().parents[1] / "egs" / "zerospeech2019" / "unit1" / "local" / "lib.sh"
+
+
+def expand(words: str) -> list:
+    out = subprocess.run(["bash", "-c", f'. "{LIB}"; expand_systems {words}'], capture_output=True, text=True,
+                         check=True).stdout
+    return out.split()
+
+
+def test_tables_preset_is_every_row_of_the_papers_tables():
+    assert sorted(expand("tables")) == sorted(PAPER)
+
+
+def test_default_and_seeds15_presets():
+    default = expand("default")
+    assert default[:len(PAPER)] == expand("tables")
+    for base in ("trf_mfcc_k128", "conv_mfcc_k256", "trf_mfcc_k256"):
+        assert [n for n in default if n.startswith(base + "_seed")] == [f"{base}_seed{i}" for i in range(1, 5)]
+    seeds15 = expand("seeds15")
+    assert seeds15[:len(default)] == default
+    for base in ("trf_mfcc_k256", "conv_mfcc_k256"):
+        assert sum(n == base or n.startswith(base + "_seed") for n in seeds15) == 15
+    assert sum(n.startswith("trf_mfcc_k128_seed") for n in seeds15) == 4
+
+
+def test_names_mix_with_presets_once_each_in_order():
+    assert expand("trf_mfcc_k64 tables trf_mfcc_k64_seed3")[:2] == ["trf_mfcc_k64", "trf_mfcc_k128"]
+    got = expand("trf_mfcc_k64 tables trf_mfcc_k64_seed3")
+    assert len(got) == len(set(got)) == len(PAPER) + 1 and got[-1] == "trf_mfcc_k64_seed3"
