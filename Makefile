@@ -1,13 +1,14 @@
 # make demo : install, then every recipe at a quick size, packed, its models run on input they never saw (demo_summary.md)
 # make test : install, then the test suite (2 workers; make test-fast: the unit tests only, for the edit loop)
 # make reproduce : install, then every recipe's full mini-corpus study (./run.sh; reproduce_summary.md)
+# make readme : README's measured cells from the recipes' RESULTS.md headlines (after a recipe's run)
 SHELL := /bin/bash
 PY := tools/venv/bin/python
 
-.PHONY: all install demo reproduce test test-fast clean help
+.PHONY: all install demo reproduce readme test test-fast clean help
 all: help
 help:
-	@sed -n '1,3p' Makefile | sed 's/^# //'
+	@sed -n '1,4p' Makefile | sed 's/^# //'
 
 install:
 	bash tools/install.sh
@@ -17,6 +18,10 @@ demo: install
 
 reproduce: install
 	$(PY) -m local_models.bin.run_demo --mode reproduce
+	$(PY) -m local_models.bin.update_readme
+
+readme: install
+	$(PY) -m local_models.bin.update_readme
 
 # pytest exits 5 when it collected no tests: that is a broken suite, not a pass.
 # One worker per core; a test file stays on one worker (its module fixtures run one recipe once), in the

@@ -103,6 +103,17 @@ def environment_lines(env: Mapping) -> list:
             f"- GPU: {env.get('gpu') or 'none on the machine that decoded and scored'}", ""]
 
 
+HEADLINE_TITLE = "## Headline (README's row for this recipe, generated)"
+
+
+def headline_lines(headline) -> list:
+    """RESULTS.md's headline section (from results.json's 'headline': the measured claims, one per line), which
+    `make readme` copies into README's table (local_models/common/readme.py)."""
+    if not headline:
+        return []
+    return [HEADLINE_TITLE, "", *[f"- {h}" for h in headline], ""]
+
+
 def _merge(old: dict, new: Mapping) -> dict:
     for key, value in new.items():
         if isinstance(value, Mapping) and isinstance(old.get(key), dict):

@@ -19,7 +19,7 @@ import yaml
 
 from local_models.common import gpu_report
 from local_models.common.datadir import DataDirError, atomic_open, read_table
-from local_models.common.results import environment_lines, update_results
+from local_models.common.results import environment_lines, headline_lines, update_results
 
 from .scoring import (ESPNET_HEADER, Counts, espnet_row, pooled, read_text, score, wer_diff_interval, werr,
                       write_sclite)
@@ -432,7 +432,7 @@ def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets, env=N
              row_utts=None) -> None:
     lines = ["# egs/indic/asr1: multi-softmax streaming multilingual RNN-T (paper 001, Joshi et al., Interspeech 2021)",
              "", f"Corpus: **{args.corpus}**, test sets {', '.join(own_sets)}. {args.note}".rstrip(), "",
-             *environment_lines(env or {}),
+             *environment_lines(env or {}), *headline_lines(headline(rows, t7, row_utts)),
              systems_line(args), "",
              batches_line(args.exp, args.systems.split() + [f"ft_{f}_{l}" for f in args.finetune.split()
                                                              for l in langs]), "",
@@ -543,6 +543,23 @@ def acceptance(rows, t7, row_utts=None) -> List[str]:
     return lines + [""]
 
 
+def headline(rows, t7, row_utts=None) -> List[str]:
+    """The measured claims README's row gives (results.json 'headline'): Table 2-4 averages and the checks."""
+    def avg(names, key="wer_avg"):
+        return ", ".join(f"{LABELS.get(n, n)} {fmt(rows[n][key])}" for n in names
+                         if rows.get(n) and rows[n].get(key) is not None)
+
+    out = []
+    t2 = avg(["multisoftmax", "vanilla", "onehot", "mono", "multisoftmax_lsp", "multisoftmax_lid"])
+    if t2:
+        cer = avg(["multisoftmax", "vanilla", "onehot", "mono"], "cer_avg")
+        out.append(f"avg. test WER, language known: {t2} % (CER {cer} %)")
+    t3 = avg(["ft_onehot", "ft_multisoftmax"])
+    if t3:
+        out.append(f"monolingual models seeded with multilingual ones: {t3} %")
+    return out + [line[2:] for line in acceptance(rows, t7, row_utts)[2:] if line.startswith("- ")]
+
+
 def plot_switchoff(t7, out: Path) -> None:
     import matplotlib
 
@@ -605,7 +622,8 @@ def run(args) -> int:
         print(f"indic_score: {e}", file=sys.stderr)
         return 1
     exp = Path(args.exp)
-    results = update_results(exp / "results.json", "egs/indic/asr1", args.corpus, results_systems(rows, t7, prm))
+    results = update_results(exp / "results.json", "egs/indic/asr1", args.corpus, results_systems(rows, t7, prm),
+                             extra={"headline": headline(rows, t7, scorer.row_utts)})
     plot_switchoff(t7, exp / "images" / "switchoff.png")
     write_md(Path(args.results), args, rows, t7, prm, langs, own_sets, extra_sets, results.get("environment"),
              scorer.dirs, scorer.row_utts)
