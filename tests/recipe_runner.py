@@ -40,3 +40,19 @@ def nonspeech_sources_missing(script=None):
     except ns.MissingDebianFile as e:
         return str(e)
     return None
+
+
+def headline_of_run(recipe) -> list:
+    """The run's headline: results.json's claims, checked to be what RESULTS.md's headline section (the source of
+    README's cell, `make readme`) says, each with a measured number."""
+    import json
+    import re
+
+    from local_models.common.readme import headline
+
+    recipe = Path(recipe)
+    claims = json.loads((recipe / "exp" / "results.json").read_text(encoding="utf-8"))["headline"]
+    got = headline(recipe / "RESULTS.md")
+    assert got is not None and got[1] == claims and claims, (got, claims)
+    assert all(re.search(r"\d", c) for c in claims), claims
+    return claims

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from recipe_runner import run_recipe as run
+from recipe_runner import headline_of_run, run_recipe as run
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "egs" / "indic" / "asr1"
@@ -45,6 +45,7 @@ def test_every_system_is_trained_decoded_and_scored(recipe):
     en = [r[0] for r in refs if r[0] in set((recipe / "data" / "en_test" / "utt2lid").read_text().split()[::2])]
     assert result.count("id: (") == len(en) and all(f"id: ({u})" in result for u in en)
     md = (recipe / "RESULTS.md").read_text(encoding="utf-8")
+    assert headline_of_run(recipe)[0].startswith("avg. test WER, language known: Multi-softmax ")
     assert "|dataset|Snt|Wrd|Corr|Sub|Del|Ins|Err|S.Err|" in md and "|multisoftmax/decode_en_test/known/hyp|" in md
     assert "## WER differences with bootstrap intervals" in md
     assert 0 <= systems["multisoftmax_lid_lidfree"]["lid_acc_avg"] <= 100

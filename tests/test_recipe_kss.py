@@ -255,6 +255,12 @@ def test_score_writes_tables_and_json(tmp_path, monkeypatch):
     # the best-path row and its sentence: 3 0 5 / 2 2 against the events: errors 0, 0, 0, 0, 0
     assert "| test | engine events | JDI-T aligner, best monotonic path (not the paper's rule, see below) | 0.00 |" in md
     assert "gives MAE 0.00 frames against the argmax's 0.40" in md
+    claims = json.loads((tmp_path / "exp/results.json").read_text())["headline"]
+    assert claims[0] == "`test` MCD: JDI-T (ours) 9.25 dB"
+    assert claims[1:] == [
+        "JDI-T aligner duration MAE on `test` against the engine events: 0.40 frames (met: < 2), uniform 0.80",
+        "JDI-T aligner duration MAE on `test` against the closures to the stop: 1.20 frames (met: < 2), uniform 1.60"]
+    assert "## Headline (README's row for this recipe, generated)\n\n- `test` MCD: JDI-T (ours) 9.25 dB" in md
     # closure - events: u1 -1 0 +1, u2 +1 -1: the two ᄏ gain one frame each
     assert "- `test`: 2 tokens gain frames in the closure reference, mean +1.00 frames; most often `ᄏ` (2)." in md
     res = json.loads((tmp_path / "exp/results.json").read_text())

@@ -10,7 +10,7 @@ import pytest
 import soundfile
 import yaml
 from recipe_runner import nonspeech_sources_missing
-from recipe_runner import run_recipe as run
+from recipe_runner import headline_of_run, run_recipe as run
 
 from local_models.sad.decisions import load_durations
 from local_models.sad.labels import load_reference, read_rttm
@@ -56,6 +56,7 @@ def test_full_run_writes_results(recipe):
         assert {k for x in ("dev", "eval", "eval_ood") for k in m[x]["robustness"]["fa"]} >= {"tone", "noise"}
         assert m["rtf"] > 0 and m["threads"] == 1
     md = (recipe / "RESULTS.md").read_text()
+    assert any(c.startswith("Paper's ordering on eval DCF") for c in headline_of_run(recipe))
     assert "| Stat. SAD | " in md and "| Seg. RNN | " in md and "not run here" not in md and "Collar 0.5 s" in md
     for model in ("cnn1d", "rnn", "seg_rnn"):
         assert (recipe / "exp" / model / "valid.loss.best.pth").exists()

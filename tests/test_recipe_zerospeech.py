@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile
-from recipe_runner import run_recipe as run
+from recipe_runner import headline_of_run, run_recipe as run
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "egs" / "zerospeech2019" / "unit1"
@@ -53,6 +53,7 @@ def test_full_run_writes_results(recipe):
     # raw MFCC reference row: a speaker-independent phone contrast is far better than chance on real phones
     assert systems["mfcc_baseline"]["test"]["abx"] < 45
     md = (recipe / "RESULTS.md").read_text()
+    assert any("does NOT hold" in c or "holds" in c for c in headline_of_run(recipe))
     for title in ("Table 1 shape", "Table 2 shape", "Table 3 shape", "Reference row: raw MFCC", "mean ± sd over seeds"):
         assert title in md
     assert "| 21.91 | 170.42 |" in md  # the paper's numbers stand beside ours

@@ -20,7 +20,7 @@ import numpy as np
 
 from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open, read_table
-from local_models.common.results import environment_lines, hardware, update_results
+from local_models.common.results import environment_lines, hardware, headline_lines, update_results
 from local_models.common.training import epochs_run
 
 from .metrics import (SKIP_TOKENS, attention_failures, attention_path, duration_accuracy, read_durations,
@@ -459,10 +459,38 @@ def departure_lines(exp: Path) -> list:
     return lines
 
 
-def write_markdown(args, rows, durs, env=None):
-    """RESULTS.md: the sections below, then the GPU check's rows; ENV: results.json's environment."""
+def headline(args, rows, durs) -> list:
+    """The measured claims README's row gives (results.json 'headline'): MCD of every system on the main test set,
+    the aligner's duration MAE against each reference, attention failures and the equal-length speed-up."""
+    out = []
     main_set = next((x for x in args.sets if any(x in r and "mcd" in r[x] for r in rows.values())), None)
-    L = (_intro_lines(args, rows, env) + _table1_lines(args, rows, main_set) + _duration_lines(args, durs)
+    if main_set:
+        mcd = [(NAMES[n], rows[n][main_set]["mcd"]) for n in ("jdit", "fastspeech", "transformer", "tacotron2")
+               if main_set in rows.get(n, {}) and "mcd" in rows[n][main_set]]
+        out.append(f"`{main_set}` MCD: " + ", ".join(f"{name} {fmt(v)} dB" for name, v in mcd))
+    for (x, refname), table in durs.items():
+        if "jdit_aligner" in table:
+            m = table["jdit_aligner"]["mae_frames"]
+            out.append(f"JDI-T aligner duration MAE on `{x}` against the {REFERENCE_NAMES[refname]}: {fmt(m)} frames "
+                       f"({'met' if m < 2.0 else 'NOT met'}: < 2)" + (f", uniform {fmt(table['uniform']['mae_frames'])}"
+                                                                      if "uniform" in table else ""))
+    fails = [f"{NAMES[n]} {x} {fmt(m['attention']['failure_rate'], pct=True)} %" for n, sets in rows.items()
+             for x, m in sets.items() if "attention" in m]
+    if fails:
+        out.append("attention failures: " + ", ".join(fails))
+    bench = Path(args.exp) / "benchmarks" / "kss_speed.json"
+    if bench.is_file():
+        jdit = json.loads(bench.read_text())["models"].get("jdit", {})
+        out += [f"JDI-T {v:.0f}x faster than {NAMES.get(k[len('speedup_over_'):], k)} at equal length"
+                for k, v in jdit.items() if k.startswith("speedup_over_")]
+    return out
+
+
+def write_markdown(args, rows, durs, env=None, claims=None):
+    """RESULTS.md: the sections below, then the GPU check's rows; ENV: results.json's environment, CLAIMS: its
+    headline."""
+    main_set = next((x for x in args.sets if any(x in r and "mcd" in r[x] for r in rows.values())), None)
+    L = (_intro_lines(args, rows, env) + headline_lines(claims) + _table1_lines(args, rows, main_set) + _duration_lines(args, durs)
          + _attention_lines(rows) + _speed_lines(args, rows) + departure_lines(Path(args.exp)))
     L += gpu_report.section("kss/tts1") + [""]
     with atomic_open(args.results_md) as f:
@@ -477,4 +505,6 @@ def score(args) -> None:
         raise ValueError(f"nothing to score: no {args.exp}/*/decode_<set>/synth.json for sets {args.sets} "
                          "(run stage 5)")
     results = write_results_json(args, rows, durs)
-    write_markdown(args, rows, durs, results.get("environment"))
+    results = update_results(Path(args.exp) / "results.json", "egs/kss/tts1", args.corpus, {},
+                             extra={"headline": headline(args, rows, durs)})
+    write_markdown(args, rows, durs, results.get("environment"), results.get("headline"))

@@ -12,7 +12,7 @@ import numpy as np
 
 from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open
-from local_models.common.results import environment_lines, update_results
+from local_models.common.results import environment_lines, headline_lines, update_results
 
 from .predicted import DTW_METRIC
 
@@ -171,18 +171,36 @@ def convergence(systems: dict) -> list:
             f"not converged): {', '.join(open_)}.", ""]
 
 
-def gaps(systems: dict, speakers) -> list:
-    """MCD gap SALAD - RNN per speaker and size, ours and the paper's."""
-    lines = ["| Speaker | Size | MCD SALAD - RNN ours [dB] | paper [dB] |", "| --- | --- | --- | --- |"]
+def gap_values(systems: dict, speakers) -> list:
+    """(speaker, size, MCD SALAD - RNN ours, the paper's or None) for every pair both decoded."""
+    out = []
     for spk in speakers:
         for size in ("small", "big"):
             a, b = systems.get(f"{spk}_{size}_salad", {}), systems.get(f"{spk}_{size}_rnn", {})
             if "mcd" in a and "mcd" in b:
                 p = PAPER.get(spk, {})
-                paper = p[f"{size}_salad"][1] - p[f"{size}_rnn"][1] if p else None
-                lines.append(f"| {spk} | {size} | {a['mcd'] - b['mcd']:+.2f} | "
-                             f"{'-' if paper is None else f'{paper:+.2f}'} |")
-    return lines
+                out.append((spk, size, a["mcd"] - b["mcd"], p[f"{size}_salad"][1] - p[f"{size}_rnn"][1] if p else None))
+    return out
+
+
+def gaps(systems: dict, speakers) -> list:
+    """MCD gap SALAD - RNN per speaker and size, ours and the paper's."""
+    lines = ["| Speaker | Size | MCD SALAD - RNN ours [dB] | paper [dB] |", "| --- | --- | --- | --- |"]
+    return lines + [f"| {spk} | {size} | {ours:+.2f} | {'-' if paper is None else f'{paper:+.2f}'} |"
+                    for spk, size, ours, paper in gap_values(systems, speakers)]
+
+
+def headline(systems: dict, speakers, lat) -> list:
+    """The measured claims README's row gives (results.json 'headline'): the SALAD - RNN MCD gaps, the windowed
+    model's price and the speed claim."""
+    out = []
+    g = gap_values(systems, speakers)
+    if g:
+        out.append("test MCD SALAD - RNN: " + ", ".join(
+            f"{spk} {size} {ours:+.2f} dB" + ("" if paper is None else f" (paper {paper:+.2f})")
+            for spk, size, ours, paper in g))
+    out += [line[2:] for line in window_gap(systems, speakers) if line.startswith("- ")]
+    return out + [line[2:] for line in (speed_claim(lat) if lat else []) if line.startswith("- ")]
 
 
 def window_gap(systems: dict, speakers) -> list:
@@ -367,7 +385,7 @@ def write_md(path: Path, results: dict, speakers, names, stds: dict, lat, corpus
                             "cores; the paper trains on 100 min per TC-STAR speaker: numbers are not comparable "
                             "in level, only in ordering)" if corpus == "mini" else "")
              + f". Commit {results.get('commit')}, {results.get('hardware')}.", "",
-             *environment_lines(results.get("environment") or {}),
+             *environment_lines(results.get("environment") or {}), *headline_lines(results.get("headline")),
              "## Paper Table 2 shape: objective results per speaker", "", *table2(systems, speakers, names),
              *convergence(systems),
              "## MCD gap SALAD - RNN", "", *gaps(systems, speakers), "", *window_gap(systems, speakers)]
@@ -420,6 +438,8 @@ def score(exp: Path, speakers, names, sets, results_md: Path, corpus: str) -> di
     if lat:
         attach_latency(systems, lat, speakers)
     results = update_results(exp / "results.json", "tcstar/tts1", corpus, systems)
+    results = update_results(exp / "results.json", "tcstar/tts1", corpus, {},
+                             extra={"headline": headline(results["systems"], speakers, lat)})
     stds = f0_histograms(exp, speakers, lambda spk: f"{spk}_test", exp / "images")
     write_md(results_md, results, speakers, names, stds, lat, corpus, exp)
     return systems

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open
-from local_models.common.results import environment_lines, update_results
+from local_models.common.results import environment_lines, headline_lines, update_results
 
 # paper 003 (English test set): system -> (table, label, ABX %, bitrate bits/s)
 PAPER = {
@@ -372,7 +372,7 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
                                    "paper's ZeroSpeech 2019 English numbers, which stand beside ours for shape only)"
                                    if corpus == "mini" else "") + f". Commit {results.get('commit')}, {results.get('hardware')}.",
         "",
-        *environment_lines(results.get("environment") or {}),
+        *environment_lines(results.get("environment") or {}), *headline_lines(results.get("headline")),
         "Metrics (ZeroSpeech 2019): ABX error = across-speaker, within-context triphone discrimination; DTW over the",
         "angular distance arccos(cos)/pi between frames (codes evaluated as their codebook embeddings, one per 40 ms);",
         "scores averaged over contexts, then speakers, then phone pairs; error = (1 - score) x 100. Bitrate = (N / D) x H:",
@@ -425,6 +425,17 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
         f.write("\n".join(lines) + "\n")
 
 
+def headline(systems: dict, s: str) -> list:
+    """The measured claims README's row gives (results.json 'headline'): the checks and the resynthesis MCD."""
+    out = [line.strip()[2:] if line.startswith("- ") else line.strip() for line in claims(systems, s)[0]]
+    inv = systems.get("inverter", {}).get(s) or {}
+    if inv.get("mcd") is not None:
+        out.append(f"resynthesis in the target voice: MCD {fmt(inv['mcd'])} dB against its rendition of the text"
+                   + (f" (the source speaker's own recording: {fmt(inv['mcd_source'])} dB)" if "mcd_source" in inv
+                      else ""))
+    return out
+
+
 def score(systems, sets, inverter: str, corpus: str, exp="exp", results_md="RESULTS.md") -> dict:
     """Collect every system (plus the raw-MFCC baseline and the inverter), update exp/results.json, draw the
     plot and write RESULTS.md; returns the freshly collected {system: {set: metrics}}."""
@@ -433,6 +444,8 @@ def score(systems, sets, inverter: str, corpus: str, exp="exp", results_md="RESU
     add_seed_stats(scored, sets)
     scored["inverter"] = collect_inverter(Path(inverter), sets)
     results = update_results(exp / "results.json", "zerospeech2019/unit1", corpus, scored)
+    results = update_results(exp / "results.json", "zerospeech2019/unit1", corpus, {},
+                             extra={"headline": headline(results["systems"], sets[0])})
     ok = plot({n: m for n, m in results["systems"].items() if n in systems}, sets[0],
               exp / "images" / "abx_vs_bitrate.png")
     write_md(Path(results_md), results, sets, corpus, inverter, ok)
