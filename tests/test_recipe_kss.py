@@ -393,3 +393,15 @@ def test_packed_systems_speak_from_a_copy(recipe, tmp_path, monkeypatch):
     assert abs(len(wav) - int(out["durations"].sum()) * 256) <= 1024
     assert taco["tokens"][-1] == "<sos/eos>" and len(taco["durations"]) == len(taco["tokens"])
     assert taco["wav"].size > 0 and np.isfinite(taco["wav"]).all()
+
+
+def test_table1_says_which_baselines_did_not_align():
+    from local_models.jdit.report import alignment_note
+
+    rows = {"transformer": {"test": {"attention": {"failure_rate": 0.8}}},
+            "tacotron2": {"test": {"attention": {"failure_rate": 0.5}}}}
+    assert alignment_note("transformer", rows, "test") == "NO: attention failed on 80.0 % of utterances"
+    assert alignment_note("tacotron2", rows, "test").startswith("yes: ")  # half is not more than half
+    assert alignment_note("fastspeech", rows, "test") == ("durations from the Transformer (NO: attention failed on "
+                                                           "80.0 % of utterances)")
+    assert alignment_note("transformer", rows, "ood") == "" and alignment_note("jdit", rows, None).startswith("no att")

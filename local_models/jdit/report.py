@@ -301,9 +301,10 @@ def _table1_lines(args, rows, main_set) -> list:
               "path; WORLD analysis (harvest F0, cheaptrick, pysptk sp2mc)"
               + (f" at {s['sample_rates'][0]} Hz, order {s['order'][0]}, alpha {s['alpha'][0]}, {s['shift_ms']} ms "
                  "shift (both sides resampled: the mel stops at 7.6 kHz)" if s else "") + ". Lower is better.", ""]
-    L += ["| model | paper MOS Internal | paper MOS KSS | MCD (dB) | log-F0 RMSE | V/UV err (%) | length ratio |",
-          "|---|---|---|---|---|---|---|"]
+    L += ["| model | paper MOS Internal | paper MOS KSS | MCD (dB) | log-F0 RMSE | V/UV err (%) | length ratio | "
+          "aligned? |", "|---|---|---|---|---|---|---|---|"]
     gt_rows = [n for n in args.gt_mel_rows if n in rows] or ["gt_mel"]
+    aligned = {name: alignment_note(name, rows, main_set) for name in ("tacotron2", "transformer", "fastspeech", "jdit")}
     for name in (*gt_rows, "tacotron2", "transformer", "fastspeech", "jdit"):
         m = rows.get(name, {}).get(main_set) if main_set else None
         # the paper's GT mel row is Parallel WaveGAN on the reference mels
@@ -313,13 +314,34 @@ def _table1_lines(args, rows, main_set) -> list:
         label = row_name(name, rows.get(name, {}))
         if m is None or "mcd" not in m:
             why = "not run" if not name.startswith("gt_mel") and name not in args.systems else "not scored"
-            L.append(f"| {label} | {pi} | {pk} | {why} | | | |")
+            L.append(f"| {label} | {pi} | {pk} | {why} | | | | |")
         else:
             L.append(f"| {label} | {pi} | {pk} | {fmt(m['mcd'])} | {fmt(m['lf0_rmse'], 3)} | "
-                     f"{fmt(m['vuv_error'], pct=True)} | {fmt(m['length_ratio'])} |")
+                     f"{fmt(m['vuv_error'], pct=True)} | {fmt(m['length_ratio'])} | {aligned.get(name, '')} |")
     L += ["", "length ratio = synthesised / reference frames (mean over utterances): 1.0 is the recorded speaking "
-          "rate.", ""]
+          "rate. aligned?: whether the model's attention followed the text at synthesis on this set (the robustness "
+          f"table below; NO = failed on more than {100 * NOT_ALIGNED:.0f} % of utterances). A row marked NO compares "
+          "with a baseline whose attention never learnt the alignment at this training length, not with the "
+          "paper's converged baseline.", ""]
     return L
+
+
+NOT_ALIGNED = 0.5  # attention failure share above which a model is said not to align
+
+
+def alignment_note(name: str, rows: dict, x: Optional[str]) -> str:
+    """Table 1's 'aligned?' cell: from the attention failures of an autoregressive model on set X; FastSpeech
+    inherits its teacher's (the Transformer's) alignment; JDI-T synthesises without attention."""
+    if name == "jdit":
+        return "no attention at synthesis"
+    if name == "fastspeech":
+        teacher = alignment_note("transformer", rows, x)
+        return f"durations from the Transformer ({teacher})" if teacher else ""
+    a = rows.get(name, {}).get(x, {}).get("attention") if x else None
+    if not a:
+        return ""
+    rate = a["failure_rate"]
+    return f"{'NO' if rate > NOT_ALIGNED else 'yes'}: attention failed on {fmt(rate, pct=True)} % of utterances"
 
 
 def _duration_lines(args, durs) -> list:
