@@ -202,3 +202,26 @@ def test_make_windows_rejects_too_little_data(tmp_path):
     d, _ = _fake_dump(tmp_path, [30])
     with pytest.raises(ValueError, match="cannot fill"):
         make_windows(d, tmp_path / "win", streams=4, window=10)
+
+
+def test_positional_codes_are_the_papers_sinusoids():
+    """c_{t,2i} = sin(t / 10000^(2i/H)), c_{t,2i+1} = cos(t / 10000^(2i/H)), against a loop over the formula,
+    with an odd H (the last sine has no cosine) and a stateful window's offset positions."""
+    import math
+
+    from local_models.salad.model import sinusoid_codes
+
+    for dim in (6, 7):
+        pos = torch.tensor([[0, 1, 2, 5], [360, 361, 362, 1000]])
+        got = sinusoid_codes(pos, dim)
+        want = torch.zeros(2, 4, dim)
+        for b in range(2):
+            for t in range(4):
+                for i in range(0, dim, 2):
+                    a = pos[b, t].item() / 10000 ** (i / dim)
+                    want[b, t, i] = math.sin(a)
+                    if i + 1 < dim:
+                        want[b, t, i + 1] = math.cos(a)
+        assert torch.allclose(got, want, atol=1e-5), (dim, (got - want).abs().max())
+    # a window continuing a stream at frame 360 is coded as frames 360.., not 0..
+    assert not torch.allclose(sinusoid_codes(torch.tensor([[0, 1]]), 8), sinusoid_codes(torch.tensor([[360, 361]]), 8))
