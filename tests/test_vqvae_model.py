@@ -147,3 +147,27 @@ def test_encoder_output_has_no_dead_relu_path():
         m.encoder.convs[-1].bias.fill_(-1e3)
     z, _ = m.encoder(torch.randn(1, 32, 5), torch.tensor([32]))
     assert z[0].std(0).min() > 1e-3
+
+
+def test_vq_loss_terms_by_hand():
+    """eq. 7 commitment: squared distance of z to its code summed over the code's dimensions, averaged over codes;
+    eq. 9 smoothing: squared distance of adjacent z, averaged over pairs within an utterance; the total weighs
+    them by commitment and smooth_weight, padding excluded (eval mode: no EMA update, no jitter)."""
+    torch.manual_seed(0)
+    m = build_vqvae("transformer", idim=5, num_speakers=2, num_codes=8, code_dim=4, enc_dim=16, heads=2, ff=32,
+                    commitment=0.3, smooth_weight=0.07, spk_dim=2, dec_dim=16).eval()
+    x, lengths = torch.randn(2, 24, 5), torch.tensor([24, 13])
+    out = m(x, lengths, torch.tensor([0, 1]))
+    z, codes, zlen = m.encode(x, lengths)
+    commit, n, smooth, pairs = 0.0, 0, 0.0, 0
+    for b in range(2):
+        for t in range(int(zlen[b])):
+            commit += float(((z[b, t] - m.codebook.embed[codes[b, t]]) ** 2).sum())
+            n += 1
+            if t + 1 < int(zlen[b]):
+                smooth += float(((z[b, t + 1] - z[b, t]) ** 2).sum())
+                pairs += 1
+    assert float(out["commit"]) == pytest.approx(commit / n, rel=1e-5)
+    assert float(out["smooth"]) == pytest.approx(smooth / pairs, rel=1e-5)
+    total = float(out["recon"]) + 0.3 * commit / n + 0.07 * smooth / pairs
+    assert float(out["loss"]) == pytest.approx(total, rel=1e-5)
