@@ -48,8 +48,15 @@ def test_every_system_is_trained_decoded_and_scored(recipe):
     assert headline_of_run(recipe)[0].startswith("avg. test WER, language known: Multi-softmax ")
     assert "|dataset|Snt|Wrd|Corr|Sub|Del|Ins|Err|S.Err|" in md and "|multisoftmax/decode_en_test/known/hyp|" in md
     assert "## WER differences with bootstrap intervals" in md
-    assert 0 <= systems["multisoftmax_lid_lidfree"]["lid_acc_avg"] <= 100
-    assert systems["multisoftmax"]["params_M"] > 0
+    # LID accuracy of the LID-free row: the share of test utterances whose chosen language is utt2lid's
+    truth, chosen = {}, {}
+    for x in ("en_test", "hi_test"):
+        truth.update(dict(line.split() for line in (recipe / "data" / x / "utt2lid").read_text().splitlines()))
+        chosen.update(dict(line.split() for line in (recipe / "exp" / "multisoftmax_lid" / f"decode_{x}" / "lidfree"
+                                                     / "hyp_lang").read_text().splitlines()))
+    assert set(chosen) == set(truth)
+    right = 100 * sum(chosen[u] == truth[u] for u in truth) / len(truth)
+    assert systems["multisoftmax_lid_lidfree"]["lid_acc_avg"] == pytest.approx(right, abs=1e-3)
     # the oracle keeps the true language's decoder output of the LID-free run: known-language decoding
     # with the same model gives the same words
     assert systems["multisoftmax_lid_oracle"]["wer_avg"] == pytest.approx(systems["multisoftmax_lid"]["wer_avg"])

@@ -317,8 +317,18 @@ def test_smoke_whole_recipe_one_epoch(recipe, tmp_path):
     phn = read_table(recipe / "data/train/text_phn")
     assert set(teacher) == set(phn) and all(len(teacher[u].split()) == len(phn[u].split()) + 1 for u in phn)
     assert "duration_mae_teacher" in res["systems"]["fastspeech"]["test"]
-    assert 0 <= res["systems"]["tacotron2"]["test"]["attention_failure_rate"] <= 1
-    assert res["systems"]["jdit"]["test"]["mcd"] > 0 and "duration_mae_aligner" in res["systems"]["jdit"]["test"]
+    # the failure rate is the share of the saved attention maps that skip, repeat or stop early, recomputed here
+    from local_models.jdit.metrics import attention_failures, attention_path
+    t2 = exp / "tts_tacotron2" / "decode_test"
+    per = json.loads((t2 / "synth.json").read_text())["per_utt"]
+    failed = [any(attention_failures(attention_path(a), a.shape[-1], per[u]["hit_maxlen"]).values())
+              for u in per for a in [np.load(t2 / "att_ws" / f"{u}.npy")]]
+    assert res["systems"]["tacotron2"]["test"]["attention_failure_rate"] == sum(failed) / len(failed)
+    # the table's MCD is the decode dir's frame-pooled MCD (mcd_score), not another average
+    for name in ("jdit", "gt_mel"):
+        d = exp / ("tts_jdit" if name == "jdit" else name) / "decode_test"
+        assert res["systems"][name]["test"]["mcd"] == json.loads((d / "mcd.json").read_text())["mcd_db_frame_pooled"]
+    assert "duration_mae_aligner" in res["systems"]["jdit"]["test"]
     assert "duration_mae_aligner_viterbi" in res["systems"]["jdit"]["test"]
     assert "duration_mae_aligner_closure" in res["systems"]["jdit"]["test"]  # the closure reference (stage 3)
     assert len(read_table(recipe / "data/test/durations_closure")["kss-1_0011"].split()) == len(tokens)
@@ -344,7 +354,9 @@ def test_smoke_whole_recipe_one_epoch(recipe, tmp_path):
                "--griffin-lim-iters", "4", "--speed-benchmark", "false")
     assert (fresh / "feats.scp").exists() and (fresh / "text_phn").exists()
     res = json.loads((exp / "results.json").read_text())
-    assert res["systems"]["jdit"]["fresh"]["mcd"] > 0 and res["systems"]["gt_mel"]["fresh"]["mcd"] > 0
+    for name, d in (("jdit", "tts_jdit"), ("gt_mel", "gt_mel")):
+        assert res["systems"][name]["fresh"]["mcd"] == json.loads(
+            (exp / d / "decode_fresh" / "mcd.json").read_text())["mcd_db_frame_pooled"]
 
 
 @needs_venv
