@@ -224,3 +224,11 @@ def test_vote_members_follow_the_dev_best_seg_rnn(tmp_path, monkeypatch):
     seg = members[2][0]
     assert isinstance(seg, SegRNN) and Path(seg.model_dir) == tmp_path / "exp" / "seg_grid" / "L25_S1"
     assert Path(members[0][0].model_dir) == exp / "cnn1d"
+
+
+def test_report_net_names_are_the_nets_that_exist():
+    """sad/report.py keeps the net names as literals (it must not import torch); they must stay nets.NETS' keys."""
+    from local_models.sad.nets import NETS
+    from local_models.sad.report import NET_NAMES
+
+    assert NET_NAMES == tuple(NETS)
