@@ -139,7 +139,11 @@ def test_decodes_an_unseen_set(recipe):
     assert sum(bool(m.get("chosen_on_dev")) for k, m in res.items() if k.startswith("switchoff_")) == 1
     assert res["multisoftmax@other"]["utts"] == 2
     assert "multisoftmax_lid_lidfree@other" in res
-    assert "## Unseen test set other" in (recipe / "RESULTS.md").read_text()
+    md = (recipe / "RESULTS.md").read_text(encoding="utf-8")
+    assert "## Unseen test set other" in md
+    # the main run's tables and headline stay: the own test sets decoded before are scored again beside it
+    assert "test sets en_test, hi_test." in md and "| Multi-softmax | " in md.split("## Table 3")[0]
+    assert headline_of_run(recipe)[0].startswith("avg. test WER, language known: Multi-softmax ")
 
 
 def test_bad_utt2lid_is_a_clear_error(recipe):

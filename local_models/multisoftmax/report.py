@@ -590,13 +590,20 @@ def plot_switchoff(t7, out: Path) -> None:
 
 
 def split_sets(args):
-    """(languages, the recipe's own test sets asked for, the other test sets) of indic_score's options."""
+    """(languages, the recipe's own test sets, the other test sets) of indic_score's options. A run that names only
+    other sets (a user's `--test_sets my_set`) keeps the own test sets the main run decoded, so RESULTS.md keeps
+    Tables 2-7 and the headline beside the new set's section instead of emptying them."""
     langs = args.langs.split()
-    own_sets = [f"{l}_test" for l in langs]
-    test_sets = args.test_sets.split() or own_sets
-    extra_sets = [x for x in test_sets if x not in own_sets]
-    own_sets = [x for x in test_sets if x in own_sets]
+    own = [f"{l}_test" for l in langs]
+    test_sets = args.test_sets.split() or own
+    extra_sets = [x for x in test_sets if x not in own]
+    own_sets = [x for x in test_sets if x in own] or [x for x in own if decoded_before(args, x)]
     return langs, own_sets, extra_sets
+
+
+def decoded_before(args, test_set: str) -> bool:
+    """Whether an earlier run prepared and decoded TEST_SET (its WER reference and a decode dir exist)."""
+    return (Path(args.data) / test_set / "text_norm").is_file() and any(Path(args.exp).glob(f"*/decode_{test_set}"))
 
 
 def results_systems(rows, t7, prm) -> Dict[str, dict]:
