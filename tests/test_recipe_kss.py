@@ -13,7 +13,7 @@ import soundfile
 from local_models.bin import jdit_align, jdit_mcd, jdit_score, pwg_train, tts_synth
 from local_models.common.datadir import read_table
 from local_models.jdit import inference, metrics, report, vocoder
-from recipe_runner import run_recipe
+from recipe_runner import headline_of_run, run_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "egs" / "kss" / "tts1"
@@ -357,6 +357,10 @@ def test_smoke_whole_recipe_one_epoch(recipe, tmp_path):
     for name, d in (("jdit", "tts_jdit"), ("gt_mel", "gt_mel")):
         assert res["systems"][name]["fresh"]["mcd"] == json.loads(
             (exp / d / "decode_fresh" / "mcd.json").read_text())["mcd_db_frame_pooled"]
+    # the main tables stay: Table 1 is still `test`, the baselines trained before are not "not run"
+    md = (recipe / "RESULTS.md").read_text()
+    assert "Test set `test`." in md and "not run" not in md and "| fresh |" in md
+    assert headline_of_run(recipe)[0].startswith("`test` MCD: JDI-T (ours) ")
 
 
 @needs_venv

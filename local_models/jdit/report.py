@@ -519,9 +519,26 @@ def write_markdown(args, rows, durs, env=None, claims=None):
         f.write("\n".join(L))
 
 
+OWN_SETS = ("test", "ood")  # run.sh's default --test_sets: the first one scored is Table 1's set
+
+
+def with_earlier_runs(args):
+    """ARGS with the recipe's own test sets an earlier run decoded put first and the systems it trained added, so
+    a user's `--test_sets my_set --systems jdit` adds its rows beside the main tables instead of replacing them."""
+    import argparse
+
+    exp = Path(args.exp)
+    sets = [x for x in OWN_SETS if x not in args.sets and any(exp.glob(f"*/decode_{x}/synth.json"))] + list(args.sets)
+    systems = list(args.systems) + [s for s in NAMES if s != "gt_mel" and s not in args.systems
+                                    and (exp / f"tts_{s}" / "config.yaml").is_file()]
+    return argparse.Namespace(**{**vars(args), "sets": sets, "systems": systems})
+
+
 def score(args) -> None:
     """Collect everything and write exp/results.json and RESULTS.md; `args` has jdit_score's options (systems,
-    sets, corpus, gt_mel_rows, exp, data, results_md). ValueError when there is nothing to score."""
+    sets, corpus, gt_mel_rows, exp, data, results_md), to which the sets and systems of earlier runs are added
+    (with_earlier_runs). ValueError when there is nothing to score."""
+    args = with_earlier_runs(args)
     rows, durs = collect(args)
     if not rows:
         raise ValueError(f"nothing to score: no {args.exp}/*/decode_<set>/synth.json for sets {args.sets} "
