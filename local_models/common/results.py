@@ -80,13 +80,12 @@ def _version(module: str) -> str:
         return "not installed"
 
 
-def environment(path=".", commit: Optional[str] = None) -> dict:
-    """What a reader needs to place the numbers, as ESPnet's RESULTS.md environment block gives it (COMMIT:
-    git_commit(PATH), unless given)."""
+def environment(path=".") -> dict:
+    """What a reader needs to place the numbers, as ESPnet's RESULTS.md environment block gives it."""
     import datetime
 
     return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "commit": commit or git_commit(path), "python": platform.python_version(),
+            "commit": git_commit(path), "python": platform.python_version(),
             "torch": _version("torch"), "espnet": _version("espnet"),
             "cpu": cpu_model(), "cores": os.cpu_count(), "cpu_flags": cpu_flags(), "gpu": gpus()}
 

@@ -429,10 +429,11 @@ def espnet_lines(dirs: Dict[str, Counts]) -> List[str]:
 
 
 def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets, env=None, dirs=None,
-             row_utts=None) -> None:
+             row_utts=None, claims=None) -> None:
+    """RESULTS.md; ENV and CLAIMS: results.json's environment and headline (computed once, in run)."""
     lines = ["# egs/indic/asr1: multi-softmax streaming multilingual RNN-T (paper 001, Joshi et al., Interspeech 2021)",
              "", f"Corpus: **{args.corpus}**, test sets {', '.join(own_sets)}. {args.note}".rstrip(), "",
-             *environment_lines(env or {}), *headline_lines(headline(rows, t7, row_utts)),
+             *environment_lines(env or {}), *headline_lines(claims),
              systems_line(args), "",
              batches_line(args.exp, args.systems.split() + [f"ft_{f}_{l}" for f in args.finetune.split()
                                                              for l in langs]), "",
@@ -633,7 +634,7 @@ def run(args) -> int:
                              extra={"headline": headline(rows, t7, scorer.row_utts)})
     plot_switchoff(t7, exp / "images" / "switchoff.png")
     write_md(Path(args.results), args, rows, t7, prm, langs, own_sets, extra_sets, results.get("environment"),
-             scorer.dirs, scorer.row_utts)
+             scorer.dirs, scorer.row_utts, results.get("headline"))
     for name in ("mono", "vanilla", "onehot", "multisoftmax", "multisoftmax_lsp", "multisoftmax_lid_lidfree"):
         if name in rows:
             print(f"indic_score: {name}: WER {fmt(rows[name].get('wer_avg'))} %, CER {fmt(rows[name].get('cer_avg'))} %",
