@@ -17,6 +17,21 @@ def test_update_results_merges_systems(tmp_path):
     assert data["systems"] == {"a": {"f1": 1.0}}
 
 
+def test_update_results_headline_sees_merged_systems(tmp_path):
+    """The headline is computed from the merged systems, earlier runs' included, in the same write."""
+    path = tmp_path / "results.json"
+    update_results(path, "x/y", "mini", {"old": {"dcf": 0.3}})
+
+    def claims(systems):
+        best = min(systems, key=lambda s: systems[s]["dcf"])
+        return [f"best {best} of {len(systems)}"]
+
+    data = update_results(path, "x/y", "mini", {"new": {"dcf": 0.1}}, headline=claims)
+    assert data["headline"] == ["best new of 2"] == json.loads(path.read_text())["headline"]
+    data = update_results(path, "x/y", "mini", {"new": {"dcf": 0.5}}, headline=claims)
+    assert data["headline"] == ["best old of 2"]
+    assert update_results(path, "x/y", "mini", {})["headline"] == ["best old of 2"]  # no headline fn: kept
+
 def test_demo_with_no_recipes(tmp_path, capsys):
     (tmp_path / "TEMPLATE" / "toy1").mkdir(parents=True)
     (tmp_path / "TEMPLATE" / "toy1" / "run.sh").write_text("exit 1\n")

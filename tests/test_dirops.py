@@ -8,7 +8,15 @@ import soundfile
 
 from local_models.common.audio import AudioError, iter_utterances, load_audio
 from local_models.common.datadir import DataDir, DataDirError, read_table, write_data_dir
-from local_models.common.dirops import fix_data_dir, select_utts, split_data_dir, split_utts, write_subset
+from local_models.common.dirops import (
+    check_built_dirs,
+    fix_data_dir,
+    replace_dirs,
+    select_utts,
+    split_data_dir,
+    split_utts,
+    write_subset,
+)
 from local_models.common.features import FeatConfig, compute, shard_writer
 from local_models.common.validate import validate_data_dir
 
@@ -227,3 +235,28 @@ def test_subset_carries_phone_alignments(tmp_path):
     (d / "phones.ctm").write_text("s0-u00 1 0.000 0.100 a\ns1-u00 1 0.000 0.050 b\ns1-u00 1 0.050 0.100 c\n")
     write_subset(d, tmp_path / "sub", ["s1-u00"])
     assert (tmp_path / "sub" / "phones.ctm").read_text() == "s1-u00 1 0.000 0.050 b\ns1-u00 1 0.050 0.100 c\n"
+
+
+def test_replace_dirs_swaps_whole_sets_and_keeps_no_backup(tmp_path):
+    dest = tmp_path / "data"
+    (dest / "train").mkdir(parents=True)
+    (dest / "train" / "stale").write_text("old")
+    (dest / "keep").mkdir()
+    built = {}
+    for name in ("train", "test"):
+        built[name] = tmp_path / "build" / name
+        built[name].mkdir(parents=True)
+        (built[name] / "text").write_text(name)
+    replace_dirs(built, dest)
+    assert sorted(p.name for p in dest.iterdir()) == ["keep", "test", "train"]  # no .train.old left
+    assert not (dest / "train" / "stale").exists() and (dest / "train" / "text").read_text() == "train"
+    assert not (tmp_path / "build" / "train").exists()
+
+
+def test_check_built_dirs_names_the_bad_dir(tmp_path):
+    d = make_dir(tmp_path)
+    check_built_dirs({"ok": d})
+    (d / "utt2spk").write_text("only-one s0\n")  # text and wav.scp now list utterances utt2spk lacks
+    with pytest.raises(DataDirError, match="built an invalid data dir") as e:
+        check_built_dirs({"bad": d})
+    assert str(d) in str(e.value)

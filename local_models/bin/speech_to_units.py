@@ -11,7 +11,7 @@ units-to-speech turns such a file back into speech with the inverter archive of 
 import argparse
 import sys
 
-from local_models.common.cli import add_model_args, run_main, set_threads, write_text
+from local_models.common.cli import add_model_args, positive, run_main, set_threads, write_text
 from local_models.vqvae.inference import Speech2Units
 from local_models.vqvae.unitsio import encode_files
 
@@ -22,15 +22,13 @@ def get_parser() -> argparse.ArgumentParser:
     p.add_argument("audio", nargs="+", help="audio files (their stems name the output lines)")
     add_model_args(p, "a VQ-VAE system")
     p.add_argument("-o", "--output", default="-", help="units file to write (default: stdout)")
-    p.add_argument("--max-chunk-s", type=float, default=20.0,
+    p.add_argument("--max-chunk-s", type=positive(float), default=20.0,
                    help="encode longer recordings this many seconds at a time (default: %(default)s)")
     return p
 
 
 def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
-    if args.max_chunk_s <= 0:
-        raise ValueError(f"--max-chunk-s must be positive, got {args.max_chunk_s}")
     set_threads(args.threads)
     s2u = Speech2Units.from_pretrained(args.model, device=args.device, max_chunk_s=args.max_chunk_s)
     text, lines, pooled = encode_files(s2u, args.audio)  # every file first: a bad one leaves no output behind

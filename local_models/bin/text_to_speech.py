@@ -9,7 +9,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from local_models.common.cli import add_model_args, run_main, set_threads, write_wav
+from local_models.common.cli import add_model_args, positive, run_main, set_threads, write_wav
 from local_models.common.pack import read_card
 
 PAPERS = {"jdit": "JDI-T (Korean)", "salad": "SALAD / MUSA-RNN (Spanish)"}
@@ -23,7 +23,7 @@ def get_parser() -> argparse.ArgumentParser:
     src.add_argument("--text", help="the text to speak")
     src.add_argument("--text_file", help="one text per line (utf-8); -o is then a directory: <line number>.wav")
     p.add_argument("-o", "--output", required=True, help="output .wav/.flac/.ogg (a directory with --text_file)")
-    p.add_argument("--speed", type=float, default=1.0, help="speaking rate: 2 = twice as fast (durations / speed)")
+    p.add_argument("--speed", type=positive(float), default=1.0, help="speaking rate: 2 = twice as fast (durations / speed)")
     p.add_argument("--paper", choices=sorted(PAPERS),
                    help="which model an exp dir holds (an archive's model card says it; needed for exp dirs only)")
     return p
@@ -51,8 +51,6 @@ def texts_of(args):
 
 def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
-    if args.speed <= 0:
-        raise ValueError(f"--speed must be positive, got {args.speed}")
     set_threads(args.threads)
     tts = load_synthesiser(args.model, args.paper, args.device)
     done = []

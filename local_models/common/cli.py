@@ -12,9 +12,24 @@ import numpy as np
 from .audio import AudioError
 from .datadir import DataDirError, atomic_open
 from .pack import PackError
+from .synth import EspeakUnavailable
 
-# a user's mistakes (bad file, bad archive, bad text): one line naming the input, no traceback
-USER_ERRORS = (AudioError, PackError, DataDirError, FileNotFoundError, ValueError, KeyError)
+# a user's mistakes (bad file, bad archive, bad text, a missing espeak-ng): one line naming the input, no traceback
+USER_ERRORS = (AudioError, PackError, DataDirError, FileNotFoundError, ValueError, KeyError, EspeakUnavailable)
+
+
+def positive(kind: Callable = float) -> Callable[[str], object]:
+    """argparse type: KIND(value) > 0, else argparse's own 'argument --x: ...' error (exit 2)."""
+    def parse(value: str):
+        try:
+            x = kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a valid {kind.__name__}: {value!r}") from None
+        if not x > 0:
+            raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+        return x
+    parse.__name__ = f"positive {kind.__name__}"
+    return parse
 
 
 def add_model_args(p: argparse.ArgumentParser, what: str) -> None:

@@ -1,9 +1,10 @@
-"""Operations on whole data dirs: fix (intersect + sort), subset, split."""
+"""Operations on whole data dirs: fix (intersect + sort), subset, split, validate-and-replace a built set."""
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Set
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
 from .datadir import (
     UTT_TABLES,
@@ -15,6 +16,7 @@ from .datadir import (
     utt2spk_to_spk2utt,
     write_table,
 )
+from .validate import validate_data_dir
 
 # Tables copied verbatim by subset/split when present (keyed by recording, not utterance).
 REC_TABLES = ("wav.scp", "reco2dur", "reco2file_and_channel")
@@ -220,3 +222,24 @@ def split_data_dir(data_dir, nj: int, per_spk: bool = False) -> List[Path]:
         write_subset(data_dir, root / str(i), utts)
         out.append(root / str(i))
     return out
+
+
+def check_built_dirs(built: Mapping[str, Path], check_text: bool = True) -> None:
+    """Validate freshly built data dirs, tables only (their wav paths may not exist yet: data.sh checks audio)."""
+    for path in built.values():
+        defects = validate_data_dir(path, check_text=check_text, check_wav=False)
+        if defects:
+            raise DataDirError(path, None, "built an invalid data dir: " + "; ".join(map(str, defects[:5])))
+
+
+def replace_dirs(built: Mapping[str, Path], dest_root: Path) -> None:
+    """Move each built dir to dest_root/<name>, replacing what was there (one rename per dir, so an
+    interrupted run leaves either the old or the new set, never half of each)."""
+    dest_root.mkdir(parents=True, exist_ok=True)
+    for name, path in built.items():
+        dest, old = dest_root / name, dest_root / f".{name}.old"
+        shutil.rmtree(old, ignore_errors=True)
+        if dest.exists():
+            os.replace(dest, old)
+        os.replace(path, dest)
+        shutil.rmtree(old, ignore_errors=True)

@@ -7,7 +7,7 @@ import os
 import platform
 import subprocess
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Callable, Mapping, Optional
 
 from .datadir import atomic_open
 
@@ -122,11 +122,14 @@ def _merge(old: dict, new: Mapping) -> dict:
     return old
 
 
-def update_results(path, recipe: str, corpus: str, systems: Mapping[str, Mapping], drop=(), extra=None) -> dict:
+def update_results(path, recipe: str, corpus: str, systems: Mapping[str, Mapping], drop=(), extra=None,
+                   headline: Optional[Callable[[dict], list]] = None) -> dict:
     """Merge `systems` ({name: {metric: value | {subset: {metric: value}}}}) into results.json.
 
     `drop`: system names to remove first (e.g. ones a rerun no longer produces), so no stale row survives.
     `extra`: top-level keys set as given (replacing theirs), e.g. how the models were trained.
+    `headline`: computes results.json's 'headline' from the merged systems (earlier runs' included), in the
+    same write, so the claims never describe other numbers than the file's.
     """
     path = Path(path)
     data = json.loads(path.read_text()) if path.is_file() else {}
@@ -139,6 +142,8 @@ def update_results(path, recipe: str, corpus: str, systems: Mapping[str, Mapping
         data.setdefault("systems", {}).pop(name, None)
     _merge(data.setdefault("systems", {}), systems)
     data.update(extra or {})
+    if headline is not None:
+        data["headline"] = headline(data["systems"])
     old_date = before.get("environment", {}).get("date")
     if old_date and before == {**data, "environment": {**data["environment"], "date": old_date}}:
         data["environment"]["date"] = old_date  # nothing but the clock changed: a rescoring leaves the file as it was

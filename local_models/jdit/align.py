@@ -10,15 +10,13 @@ import numpy as np
 
 from local_models.common.datadir import atomic_open, read_table
 from local_models.common.device import device_of
+from local_models.common.plots import pyplot, save_figure
 
 from .inference import load_tts_model, read_text
 
 
 def plot_alignment(path: Path, utt: str, alpha: np.ndarray, true_durations=None) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(8, 4))
     ax.imshow(alpha.T, origin="lower", aspect="auto", interpolation="none", cmap="viridis")
@@ -30,9 +28,7 @@ def plot_alignment(path: Path, utt: str, alpha: np.ndarray, true_durations=None)
     ax.set_xlabel("mel frame")
     ax.set_ylabel("phoneme token")
     ax.set_title(f"JDI-T aligner forward attention: {utt}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def load_inputs(data: Path, model_dir: Path, model_file, ngpu: int):

@@ -19,6 +19,7 @@ import yaml
 
 from local_models.common import gpu_report
 from local_models.common.datadir import DataDirError, atomic_open, read_table
+from local_models.common.plots import pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, update_results
 
 from .scoring import (ESPNET_HEADER, Counts, espnet_row, pooled, read_text, score, wer_diff_interval, werr,
@@ -562,10 +563,7 @@ def headline(rows, t7, row_utts=None) -> List[str]:
 
 
 def plot_switchoff(t7, out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     pts = [(m["t_avg"], m["wer_avg"], f"{m['tau']}/{m['s_th']}") for m in t7
            if m.get("t_avg") is not None and m.get("wer_avg") is not None]
@@ -584,10 +582,7 @@ def plot_switchoff(t7, out: Path) -> None:
     ax.set_ylabel("WER [%]")
     ax.set_title("Early switch-off of decoders (paper Table 7)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
+    save_figure(fig, out)
 
 
 def split_sets(args):

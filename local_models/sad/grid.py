@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from local_models.common.datadir import atomic_open
+from local_models.common.plots import pyplot, save_figure
 
 from .decisions import best_row
 
@@ -70,10 +71,7 @@ def write_grid(points, reference, out_json) -> dict:
 
 
 def plot_grid(points, reference, path: Path) -> bool:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6.4, 4))
     for S in sorted({p["S"] for p in points}):
@@ -86,8 +84,5 @@ def plot_grid(points, reference, path: Path) -> bool:
     ax.set_title("Segment RNN: DCF over (L, S) (paper Fig. 7 shape)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save_figure(fig, path, dpi=90)
     return True

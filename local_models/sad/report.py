@@ -9,6 +9,7 @@ from typing import Optional
 
 from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open
+from local_models.common.plots import pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, update_results
 from local_models.common.training import training_record
 
@@ -81,10 +82,7 @@ def score_system(exp: Path, system: str, sets, data: Path):
 
 
 def plot_sweeps(exp: Path, systems, path: Path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 4, figsize=(17, 3.6))
     drawn = 0
@@ -116,11 +114,10 @@ def plot_sweeps(exp: Path, systems, path: Path):
         drawn += 1
     else:
         ax.set_visible(False)
-    fig.tight_layout()
     if drawn:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=90)
-    plt.close(fig)
+        save_figure(fig, path, dpi=90)
+    else:
+        plt.close(fig)
     return drawn > 0
 
 
@@ -398,8 +395,7 @@ def write_reports(exp: Path, scored: dict, corpus: str, dev: str, evl: str, resu
     """Merge SCORED into EXP/results.json, draw EXP/images/dcf_vs_threshold.png, write RESULTS_MD."""
     results = update_results(exp / "results.json", "fearless_steps/sad1", corpus, scored,
                              drop=[] if "seg_rnn_devbest" in scored else ["seg_rnn_devbest"],  # stage 7 removed it
-                             extra={"training": nets_training(exp)})
-    results = update_results(exp / "results.json", "fearless_steps/sad1", corpus, {},
-                             extra={"headline": headline(results["systems"], dev, evl)})
+                             extra={"training": nets_training(exp)},
+                             headline=lambda systems: headline(systems, dev, evl))
     plot_ok = plot_sweeps(exp, list(scored), exp / "images" / "dcf_vs_threshold.png")
     write_results_md(results_md, results, corpus, dev, evl, plot_ok, load_grid(exp))

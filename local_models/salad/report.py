@@ -12,6 +12,7 @@ import numpy as np
 
 from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open
+from local_models.common.plots import pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, update_results
 
 from .predicted import DTW_METRIC
@@ -218,10 +219,7 @@ def window_gap(systems: dict, speakers) -> list:
 
 def f0_histograms(exp: Path, speakers, test_of, out_dir: Path) -> dict:
     """Fig. 2: F0 histograms of ground truth, Big RNN, Big SALAD per speaker; returns F0 std (Hz) of each."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     stds = {}
     for spk in speakers:
@@ -242,10 +240,7 @@ def f0_histograms(exp: Path, speakers, test_of, out_dir: Path) -> dict:
         ax.set_ylabel("density")
         ax.set_title(f"F0 histograms, speaker {spk} (paper Fig. 2)")
         ax.legend()
-        fig.tight_layout()
-        out_dir.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out_dir / f"f0_hist_{spk}.png", dpi=100)
-        plt.close(fig)
+        save_figure(fig, out_dir / f"f0_hist_{spk}.png")
         stds[spk] = {name: float(np.std(v)) for name, v in series.items()}
     return stds
 
@@ -437,9 +432,8 @@ def score(exp: Path, speakers, names, sets, results_md: Path, corpus: str) -> di
     lat = json.loads(lat_file.read_text()) if lat_file.is_file() else None
     if lat:
         attach_latency(systems, lat, speakers)
-    results = update_results(exp / "results.json", "tcstar/tts1", corpus, systems)
-    results = update_results(exp / "results.json", "tcstar/tts1", corpus, {},
-                             extra={"headline": headline(results["systems"], speakers, lat)})
+    results = update_results(exp / "results.json", "tcstar/tts1", corpus, systems,
+                             headline=lambda merged: headline(merged, speakers, lat))
     stds = f0_histograms(exp, speakers, lambda spk: f"{spk}_test", exp / "images")
     write_md(results_md, results, speakers, names, stds, lat, corpus, exp)
     return systems

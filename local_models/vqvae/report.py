@@ -9,6 +9,7 @@ from pathlib import Path
 
 from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open
+from local_models.common.plots import pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, update_results
 
 # paper 003 (English test set): system -> (table, label, ABX %, bitrate bits/s)
@@ -321,10 +322,7 @@ def plot(systems: dict, s: str, path: Path) -> bool:
     pts = plot_points(systems, s)
     if not pts:
         return False
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for label, br, abx, _, _ in pts:
@@ -340,10 +338,7 @@ def plot(systems: dict, s: str, path: Path) -> bool:
     ax.set_title("ABX vs bitrate (blue: Transformer, red: conv VQ-VAE;\n"
                  "bars: mean ± sd over seeds, gray: single seeds)", fontsize=9)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save_figure(fig, path, dpi=90)
     return True
 
 
@@ -443,9 +438,8 @@ def score(systems, sets, inverter: str, corpus: str, exp="exp", results_md="RESU
     scored = {n: collect_system(exp, n, sets) for n in ["mfcc_baseline", *systems]}
     add_seed_stats(scored, sets)
     scored["inverter"] = collect_inverter(Path(inverter), sets)
-    results = update_results(exp / "results.json", "zerospeech2019/unit1", corpus, scored)
-    results = update_results(exp / "results.json", "zerospeech2019/unit1", corpus, {},
-                             extra={"headline": headline(results["systems"], sets[0])})
+    results = update_results(exp / "results.json", "zerospeech2019/unit1", corpus, scored,
+                             headline=lambda systems: headline(systems, sets[0]))
     ok = plot({n: m for n, m in results["systems"].items() if n in systems}, sets[0],
               exp / "images" / "abx_vs_bitrate.png")
     write_md(Path(results_md), results, sets, corpus, inverter, ok)

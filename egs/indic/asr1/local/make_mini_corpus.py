@@ -30,8 +30,10 @@ import time
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
-from prepare_indic import PARTS, check_dirs, parse_langs, replace_dirs  # sibling script in local/
+from prepare_indic import PARTS, parse_langs  # sibling script in local/
 
+from local_models.common.cli import positive
+from local_models.common.dirops import check_built_dirs, replace_dirs
 from local_models.common import synth, texts
 from local_models.common.datadir import atomic_open, c_sort_key, iter_lines, read_table, write_data_dir
 
@@ -169,7 +171,7 @@ def build_corpus(args, wav_root: Path, data_root: Path) -> List[Tuple[str, str, 
                 minutes = write_set(built[name], lang, plans[lang][part], tables, ctm, wav_dir)
                 n_spk = len({s for _, s, _, _ in plans[lang][part]})
                 summary.append((name, part, n_spk, len(plans[lang][part]), minutes))
-        check_dirs(built)
+        check_built_dirs(built)
         wav_root.mkdir(parents=True, exist_ok=True)
         replace_dirs({"wav": wav_build / "wav"}, wav_root)
         replace_dirs(built, data_root)
@@ -185,15 +187,15 @@ def get_parser() -> argparse.ArgumentParser:
     p.add_argument("--langs", default="en hi ta gu", help="language codes (default: %(default)s)")
     p.add_argument("--train-min", default=DEFAULT_TRAIN_MIN,
                    help="minutes of training speech per language, '<lang>=<min> ...' (default: %(default)s)")
-    p.add_argument("--dev-min", type=float, default=1.0,
+    p.add_argument("--dev-min", type=positive(float), default=1.0,
                    help="minutes of dev speech per language (default: %(default)s)")
-    p.add_argument("--test-min", type=float, default=1.0,
+    p.add_argument("--test-min", type=positive(float), default=1.0,
                    help="minutes of test speech per language (default: %(default)s)")
-    p.add_argument("--train-spk", type=int, default=8, help="training speakers per language (default: %(default)s)")
-    p.add_argument("--dev-spk", type=int, default=2, help="dev speakers per language (default: %(default)s)")
-    p.add_argument("--test-spk", type=int, default=3, help="test speakers per language (default: %(default)s)")
+    p.add_argument("--train-spk", type=positive(int), default=8, help="training speakers per language (default: %(default)s)")
+    p.add_argument("--dev-spk", type=positive(int), default=2, help="dev speakers per language (default: %(default)s)")
+    p.add_argument("--test-spk", type=positive(int), default=3, help="test speakers per language (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="seed for voices and sentences (default: %(default)s)")
-    p.add_argument("--nj", type=int, default=2, help="synthesis processes (default: %(default)s)")
+    p.add_argument("--nj", type=positive(int), default=2, help="synthesis processes (default: %(default)s)")
     p.add_argument("wav_root", help="audio goes to <wav_root>/wav/")
     p.add_argument("data_root", help="writes <data_root>/<lang>_{train,dev,test}")
     return p
@@ -201,10 +203,6 @@ def get_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
-    for name in ("dev_min", "test_min", "train_spk", "dev_spk", "test_spk", "nj"):
-        if getattr(args, name) <= 0:
-            print(f"make_mini_corpus: error: --{name.replace('_', '-')} must be > 0", file=sys.stderr)
-            return 1
     start = time.time()
     try:
         summary = build_corpus(args, Path(args.wav_root), Path(args.data_root))

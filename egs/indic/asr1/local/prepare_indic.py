@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Dict, List, Mapping, Optional
 
 from local_models.common.datadir import DataDirError, iter_lines, read_segments, read_table, write_data_dir
-from local_models.common.validate import validate_data_dir
+from local_models.common.dirops import check_built_dirs, replace_dirs
 from local_models.multisoftmax.units import LANGS, check_lang, normalise
 
 PARTS = ("train", "dev", "test")
@@ -157,26 +157,6 @@ def write_set(dest: Path, tables: Mapping[str, Optional[dict]]) -> None:
                    extra=extra)
 
 
-def check_dirs(built: Mapping[str, Path], check_text: bool = True) -> None:
-    """Validate freshly built data dirs (tables only: audio is checked by validate_data_dir in data.sh)."""
-    for path in built.values():
-        defects = validate_data_dir(path, check_text=check_text, check_wav=False)
-        if defects:
-            raise DataDirError(path, None, "built an invalid data dir: " + "; ".join(map(str, defects[:5])))
-
-
-def replace_dirs(built: Mapping[str, Path], dest_root: Path) -> None:
-    """Move each built dir to dest_root/<name>, replacing what was there (one rename per dir)."""
-    dest_root.mkdir(parents=True, exist_ok=True)
-    for name, path in built.items():
-        dest, old = dest_root / name, dest_root / f".{name}.old"
-        shutil.rmtree(old, ignore_errors=True)
-        if dest.exists():
-            os.replace(dest, old)
-        os.replace(path, dest)
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def prepare(db: Path, data_root: Path, langs: List[str]) -> Dict[str, int]:
     """Read every <lang>_<part> of `db` into data_root; return {set name: utterances}."""
     if not db.is_dir():
@@ -193,7 +173,7 @@ def prepare(db: Path, data_root: Path, langs: List[str]) -> Dict[str, int]:
     try:
         for name, path in built.items():
             write_set(path, tables[name])
-        check_dirs(built)
+        check_built_dirs(built)
         replace_dirs(built, data_root)
     finally:
         shutil.rmtree(build, ignore_errors=True)

@@ -23,8 +23,10 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from prepare_zs2019 import SAMPLE_RATE, check_dirs, replace_dirs, write_lists  # sibling script in local/
+from prepare_zs2019 import SAMPLE_RATE, write_lists  # sibling script in local/
 
+from local_models.common.cli import positive
+from local_models.common.dirops import check_built_dirs, replace_dirs
 from local_models.common import synth, texts
 from local_models.common.datadir import atomic_open, c_sort_key, iter_lines, read_table, write_data_dir
 
@@ -128,7 +130,7 @@ def build_corpus(args, wav_root: Path, data_root: Path) -> None:
     test_utts = list(sets["test"]["utt2spk"])
     write_lists(built["test"], test_utts, {u: VOICE_SPK for u in test_utts})
     write_voice_ref(built["test"], sets["test_voice_ref"]["wav.scp"])
-    check_dirs(built, check_text=True)
+    check_built_dirs(built, check_text=True)
     replace_dirs({name: wav_build / name for name in sets}, wav_root)
     replace_dirs(built, data_root)
     for d in (wav_build, data_build):
@@ -150,14 +152,14 @@ def write_voice_ref(test_dir: Path, ref_wav_scp: Dict[str, str]) -> None:
 def get_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="make_mini_corpus", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--unit-min", type=float, default=12.0,
+    p.add_argument("--unit-min", type=positive(float), default=12.0,
                    help="minutes of unit-discovery speech (default: %(default)s)")
-    p.add_argument("--voice-min", type=float, default=5.0, help="minutes of target-voice speech (default: %(default)s)")
-    p.add_argument("--test-min", type=float, default=3.0, help="minutes of test speech (default: %(default)s)")
-    p.add_argument("--unit-spk", type=int, default=8, help="unit-discovery speakers (default: %(default)s)")
-    p.add_argument("--test-spk", type=int, default=4, help="test speakers (default: %(default)s)")
+    p.add_argument("--voice-min", type=positive(float), default=5.0, help="minutes of target-voice speech (default: %(default)s)")
+    p.add_argument("--test-min", type=positive(float), default=3.0, help="minutes of test speech (default: %(default)s)")
+    p.add_argument("--unit-spk", type=positive(int), default=8, help="unit-discovery speakers (default: %(default)s)")
+    p.add_argument("--test-spk", type=positive(int), default=4, help="test speakers (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="seed for voices and sentences (default: %(default)s)")
-    p.add_argument("--nj", type=int, default=2, help="synthesis processes (default: %(default)s)")
+    p.add_argument("--nj", type=positive(int), default=2, help="synthesis processes (default: %(default)s)")
     p.add_argument("wav_root", help="audio goes to <wav_root>/{train,test,test_voice_ref}/")
     p.add_argument("data_root", help="writes <data_root>/{train,voice,test,test_voice_ref}")
     return p
@@ -165,10 +167,6 @@ def get_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
-    for name in ("unit_min", "voice_min", "test_min", "unit_spk", "test_spk", "nj"):
-        if getattr(args, name) <= 0:
-            print(f"make_mini_corpus: error: --{name.replace('_', '-')} must be > 0", file=sys.stderr)
-            return 1
     start = time.time()
     try:
         build_corpus(args, Path(args.wav_root), Path(args.data_root))

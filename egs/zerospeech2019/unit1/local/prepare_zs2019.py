@@ -19,7 +19,6 @@ built aside and swapped in whole, so an interrupted run leaves the previous one 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Dict, Iterable, List, Mapping, Optional
 import soundfile
 
 from local_models.common.datadir import DataDirError, atomic_open, c_sort_key, iter_lines, write_data_dir
-from local_models.common.validate import validate_data_dir
+from local_models.common.dirops import check_built_dirs, replace_dirs
 
 SAMPLE_RATE = 16000
 BITRATE_CANDIDATES = ("english/bitrate_filelist.txt", "bitrate_filelist.txt", "info_test/english/bitrate_filelist.txt")
@@ -130,25 +129,6 @@ def write_lists(test_dir: Path, bitrate_utts: Iterable[str], synthesis: Mapping[
         f.writelines(f"{u} {synthesis[u]}\n" for u in sorted(synthesis, key=c_sort_key))
 
 
-def check_dirs(built: Mapping[str, Path], check_text: bool) -> None:
-    """Validate freshly built data dirs (tables only: their wav paths may not exist yet)."""
-    for path in built.values():
-        defects = validate_data_dir(path, check_text=check_text, check_wav=False)
-        if defects:
-            raise DataDirError(path, None, "built an invalid data dir: " + "; ".join(map(str, defects[:5])))
-
-
-def replace_dirs(built: Mapping[str, Path], dest_root: Path) -> None:
-    """Move each built dir to dest_root/<name>, replacing what was there (one rename per dir)."""
-    for name, path in built.items():
-        dest, old = dest_root / name, dest_root / f".{name}.old"
-        shutil.rmtree(old, ignore_errors=True)
-        if dest.exists():
-            os.replace(dest, old)
-        os.replace(path, dest)
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def check_layout(root: Path, needed: List[Path]) -> None:
     """Name every missing piece of the layout at once, before any audio is read."""
     missing = [p for p in needed if not p.exists()]
@@ -185,7 +165,7 @@ def prepare(root: Path, data_root: Path, bitrate_filelist: Optional[str] = None)
     write_wav_dir(built["voice"], wavs["voice"], utt2dur["voice"])
     write_wav_dir(built["test"], wavs["test"], utt2dur["test"])
     write_lists(built["test"], bitrate, synthesis)
-    check_dirs(built, check_text=False)
+    check_built_dirs(built, check_text=False)
     replace_dirs(built, data_root)
     shutil.rmtree(tmp, ignore_errors=True)
     if (data_root / "test_voice_ref").exists():  # mini-corpus only: drop it so no stage mixes corpora
