@@ -15,7 +15,7 @@ from local_models.common.audio import load_audio
 from local_models.common.datadir import read_table
 from local_models.common.synth import espeak_available
 from local_models.common.validate import validate_data_dir
-from local_models.jdit import data, durations, g2p
+from local_models.jdit import data, durations, g2p, phonemes
 from recipe_runner import run_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,26 +66,30 @@ def test_token_list_in_espnet_order():
         g2p.token_list([["<unk>"]])
 
 
+@needs_espeak
 def test_jdit_text_g2p_names_file_and_line(tmp_path):
     from local_models.bin import jdit_text
 
     d = tmp_path / "x"
     d.mkdir()
     (d / "text").write_text("kss-a 안녕하세요.\nkss-b 3월에 만나요\n", encoding="utf-8")
-    assert jdit_text.main(["g2p", str(d)]) == 1
-    assert not (d / "text_phn").exists()
-    assert jdit_text.main(["g2p", "--unknown", "drop", str(d)]) == 0
+    for token_type in ("jamo", "espeak"):
+        assert jdit_text.main(["g2p", "--token-type", token_type, str(d)]) == 1
+        assert not (d / "text_phn").exists()
+    assert jdit_text.main(["g2p", "--token-type", "jamo", "--unknown", "drop", str(d)]) == 0
     phn = read_table(d / "text_phn")
     assert phn["kss-b"].split()[:3] == ["ᄋ", "ᅯ", "ᆯ"]  # "3" dropped
 
 
+@needs_espeak
 def test_jdit_text_g2p_error_message(tmp_path, capsys):
     from local_models.bin import jdit_text
 
     (tmp_path / "text").write_text("kss-a 안녕\nkss-b TV 봐\n", encoding="utf-8")
-    jdit_text.main(["g2p", str(tmp_path)])
-    err = capsys.readouterr().err
-    assert f"{tmp_path / 'text'}:2: utterance kss-b: character 'T'" in err
+    for token_type in ("jamo", "espeak"):  # espeak-ng would spell 'TV' its own way: refused the same
+        jdit_text.main(["g2p", "--token-type", token_type, str(tmp_path)])
+        err = capsys.readouterr().err
+        assert f"{tmp_path / 'text'}:2: utterance kss-b: character 'T'" in err
 
 
 # ----------------------------------------------------------------------------- KSS transcript
@@ -311,18 +315,25 @@ def test_smoke_stages_1_to_3_on_a_tiny_mini_corpus(recipe):
         phn = read_table(d / x / "text_phn")
         dur = read_table(d / x / "durations")
         assert list(phn) == utts[x] and all(len(dur[u].split()) == len(phn[u].split()) for u in phn)
-        shape = read_table(recipe / "dump" / x / "text_shape.phn")
-        assert all(shape[u] == f"{len(phn[u].split())},75" for u in phn)
     tokens = (d / "token_list" / "phn" / "tokens.txt").read_text(encoding="utf-8").splitlines()
-    assert tokens[:2] == ["<blank>", "<unk>"] and tokens[-1] == "<sos/eos>" and tokens[2] == "ᅡ" and len(tokens) == 75
-    # the mini corpus has phone times and they give sensible token durations: a silent initial ㅇ mostly
-    # takes no frame (only espeak's short glottal onset of some vowel-initial words), the final punctuation
-    # takes the final silence, vowels are long
+    assert tokens[:2] == ["<blank>", "<unk>"] and tokens[-1] == "<sos/eos>" and "sil" in tokens
+    assert set(tokens[2:-1]) == set(phonemes.inventory()) | {t for u in read_table(d / "train" / "text_phn").values()
+                                                             for t in u.split()}
+    for x in utts:
+        shape = read_table(recipe / "dump" / x / "text_shape.phn")
+        assert all(shape[u] == f"{len(v.split())},{len(tokens)}" for u, v in read_table(d / x / "text_phn").items())
+    # espeak-ng phoneme tokens (the default) are the mini corpus' phone events, one to one: each token's frames are
+    # its phone's span in the CTM, boundaries rounded to frames (recomputed here from the CTM)
+    ctm = {}
+    for line in (d / "train" / "phones.ctm").read_text().splitlines():
+        utt, _, start, length, phone = line.split()
+        ctm.setdefault(utt, []).append((float(start), float(start) + float(length), phone))
     phn, dur = read_table(d / "train" / "text_phn"), read_table(d / "train" / "durations")
-    pairs = [(t, int(f)) for u in phn for t, f in zip(phn[u].split(), dur[u].split())]
-    ieung = [f for t, f in pairs if t == "ᄋ"]
-    assert np.mean(ieung) < 2 and np.mean([f == 0 for f in ieung]) > 0.6
-    assert np.mean([f for t, f in pairs if t in ".?!"]) > 5 and np.mean([f for t, f in pairs if t in g2p.VOWELS]) > 5
+    n_frames = read_table(d / "train" / "utt2num_frames")
+    for u in phn:
+        assert phn[u].split() == [p for _, _, p in ctm[u]]
+        edges = [0] + [round(s * 22050 / 256) for s, _, _ in ctm[u][1:]] + [int(n_frames[u])]
+        assert [int(f) for f in dur[u].split()] == np.diff(edges).tolist()
     mvn = GlobalMVN(str(recipe / "dump" / "train" / "feats_stats.npz"))
     allf = np.concatenate([m for _, m in kaldiio.load_scp_sequential(str(d / "train" / "feats.scp"))])
     y, _ = mvn(torch.from_numpy(allf[None]), torch.tensor([len(allf)]))
@@ -332,14 +343,27 @@ def test_smoke_stages_1_to_3_on_a_tiny_mini_corpus(recipe):
     before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in outs}
     run_recipe(recipe, "--stage", "3", "--stop-stage", "3", "--mini-utts", "12")
     assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in outs} == before
+    # the jamo front end (recorded speech): every jamo of the inventory gets a token, durations come from aligning
+    # the jamo to the phones: a silent initial ㅇ mostly takes no frame (only espeak's short glottal onset of some
+    # vowel-initial words), the final punctuation takes the final silence, vowels are long
+    run_recipe(recipe, "--stage", "3", "--stop-stage", "3", "--mini-utts", "12", "--token-type", "jamo")
+    tokens = (d / "token_list" / "phn" / "tokens.txt").read_text(encoding="utf-8").splitlines()
+    assert tokens[2] == "ᅡ" and len(tokens) == 75
+    phn, dur = read_table(d / "train" / "text_phn"), read_table(d / "train" / "durations")
+    pairs = [(t, int(f)) for u in phn for t, f in zip(phn[u].split(), dur[u].split())]
+    ieung = [f for t, f in pairs if t == "ᄋ"]
+    assert np.mean(ieung) < 2 and np.mean([f == 0 for f in ieung]) > 0.6
+    assert np.mean([f for t, f in pairs if t in ".?!"]) > 5 and np.mean([f for t, f in pairs if t in g2p.VOWELS]) > 5
 
 
 @needs_venv
 @needs_sox
 def test_real_corpus_layout_through_the_recipe(recipe, tmp_path):
-    """db.sh KSS=<dir>: 44.1 kHz wavs resampled by sox pipes, text-only data/ood gets tokens but no features."""
+    """db.sh KSS=<dir>: 44.1 kHz wavs resampled by sox pipes, text-only data/ood gets tokens but no features; the
+    jamo front end (recorded speech has no engine events)."""
     make_kss(tmp_path / "kss")
-    run_recipe(recipe, "--stop-stage", "3", "--kss-dev", "2", "--kss-test", "1", extra_env={"KSS": str(tmp_path / "kss")})
+    run_recipe(recipe, "--stop-stage", "3", "--kss-dev", "2", "--kss-test", "1", "--token-type", "jamo",
+               extra_env={"KSS": str(tmp_path / "kss")})
     d = recipe / "data"
     assert list(read_table(d / "test" / "utt2spk")) == ["kss-1_0011"]
     assert not (d / "ood" / "wav.scp").exists() and not (d / "ood" / "feats.scp").exists()

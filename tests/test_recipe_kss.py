@@ -52,6 +52,8 @@ def test_duration_accuracy_hand_example():
     assert "C>V +0.50 (2), V>C +0.00 (1)." in report.bias_line("test", m, min_count=1)
     assert [metrics.token_class(t) for t in ("ᄀ", "ᅡ", "ᆫ", "<space>", ".", "<pau>", "x")] == \
         ["C", "V", "C", "_", "P", "P", "?"]
+    assert [metrics.token_class(t) for t in ("sil", "a", "u-", "w", "kh", "tS;-", ";", "x")] == \
+        ["P", "V", "V", "V", "C", "C", "C", "?"]  # espeak-ng phonemes
     with pytest.raises(ValueError, match="utterance b: 3 durations for 2 tokens"):
         metrics.duration_accuracy({"b": np.array([1, 1, 2])}, ref, "x")
     with pytest.raises(ValueError, match="no utterance in common"):
@@ -394,7 +396,7 @@ def test_packed_systems_speak_from_a_copy(recipe, tmp_path, monkeypatch):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     wav, sr = soundfile.read(copy.parent / "fresh.wav", dtype="float32")
-    assert sr == 22050 and len(wav) > 0.2 * sr
+    assert sr == 22050 and len(wav) > 0.1 * sr  # a one-epoch model: short, but a sentence's worth of frames
     assert np.sqrt(np.mean(wav ** 2)) > 1e-3 and np.mean(np.abs(wav) >= 0.999) < 0.01  # not silent, not clipped
     # the unpacked model names nothing in the recipe: it is self-contained
     unpacked = [p for p in (tmp_path / "cache").rglob("*") if p.is_file() and p.suffix in (".yaml", ".yml", ".txt")]
@@ -404,7 +406,7 @@ def test_packed_systems_speak_from_a_copy(recipe, tmp_path, monkeypatch):
     out = Text2Speech.from_pretrained(copy)(FRESH_TEXT, speed=1.5)
     base = Text2Speech.from_pretrained(recipe / "exp/tts_jdit")(FRESH_TEXT)  # the exp dir loads as well
     taco = Text2Speech.from_pretrained(recipe / "exp/tts_tacotron2/packed/model.tar.gz")(FRESH_TEXT)
-    assert np.max(np.abs(out["wav"] - wav)) < 1e-3 and out["tokens"] == frontend.text_to_tokens(FRESH_TEXT)
+    assert np.max(np.abs(out["wav"] - wav)) < 1e-3 and out["tokens"] == frontend.text_to_tokens(FRESH_TEXT, "espeak")
     assert out["durations"].tolist() == scale_durations(torch.from_numpy(base["durations"]), 1.5).tolist()
     assert abs(len(wav) - int(out["durations"].sum()) * 256) <= 1024
     assert taco["tokens"][-1] == "<sos/eos>" and len(taco["durations"]) == len(taco["tokens"])

@@ -1,13 +1,15 @@
 """Text side of the KSS / JDI-T recipe: jamo phoneme tokens, the ESPnet token list, shapes, durations.
 
 Subcommands (each with --help):
-  g2p DATA_DIR            data/<set>/text -> data/<set>/text_phn (`<utt> tok tok ...`, local_models.jdit.g2p)
+  g2p DATA_DIR            data/<set>/text -> data/<set>/text_phn (`<utt> tok tok ...`): espeak-ng phonemes
+                          (local_models.jdit.phonemes) or jamo (local_models.jdit.g2p), --token-type
   token-list TEXT_PHN OUT ESPnet2 token list of the training set (<blank>, <unk>, by count, then the rest of
                           the g2p inventory unless --seen-only, <sos/eos>)
   shape TEXT_PHN TOKENS OUT  ESPnet text shape file (`<utt> <num_tokens>,<vocab_size>`); checks every token
                           is in TOKENS (one not in it would silently become <unk>)
   durations DATA_DIR      data/<set>/{text_phn,phones.ctm,utt2num_frames} -> data/<set>/durations (frames per
-                          token, from the true espeak-ng phone times; local_models.jdit.durations)
+                          token, from the true espeak-ng phone times: one to one for espeak tokens, aligned for
+                          jamo; local_models.jdit.durations)
   closures DATA_DIR       data/<set>/{wav.scp,phones.ctm} -> data/<set>/phones_closure.ctm: the same phone times with
                           each stop's closure given to the stop (espeak-ng's events give it to the phone before;
                           local_models.common.synth.closures_to_following)
@@ -17,15 +19,16 @@ import argparse
 import sys
 
 from local_models.common.datadir import DataDirError
-from local_models.jdit import text
+from local_models.common.synth import EspeakUnavailable
+from local_models.jdit import phonemes, text
 
 
 def _g2p(a):
-    return text.g2p_data_dir(a.data_dir, a.unknown, a.out_name)
+    return text.g2p_data_dir(a.data_dir, a.unknown, a.out_name, a.token_type)
 
 
 def _token_list(a):
-    return text.write_token_list(a.text_phn, a.out, a.seen_only)
+    return text.write_token_list(a.text_phn, a.out, a.seen_only, a.token_type)
 
 
 def _shape(a):
@@ -33,7 +36,7 @@ def _shape(a):
 
 
 def _durations(a):
-    return text.write_durations(a.data_dir, a.sample_rate, a.hop_length, a.ctm, a.out)
+    return text.write_durations(a.data_dir, a.sample_rate, a.hop_length, a.ctm, a.out, a.token_type)
 
 
 def _closures(a):
@@ -43,13 +46,17 @@ def _closures(a):
 def get_parser():
     p = argparse.ArgumentParser(prog="jdit_text", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("g2p", help="data/<set>/text -> text_phn")
+    token_type = argparse.ArgumentParser(add_help=False)
+    token_type.add_argument("--token-type", default="espeak", choices=phonemes.TOKEN_TYPES,
+                            help="espeak: espeak-ng's phonemes (one per phone event of the mini corpus); jamo: the "
+                                 "jamo front end, for recorded speech (default: %(default)s)")
+    s = sub.add_parser("g2p", help="data/<set>/text -> text_phn", parents=[token_type])
     s.add_argument("--unknown", default="error", choices=["error", "drop"],
                    help="characters with no Korean pronunciation: stop with file:line (default) or drop them")
     s.add_argument("--out-name", default="text_phn", help="output file in DATA_DIR (default: %(default)s)")
     s.add_argument("data_dir", metavar="DATA_DIR")
     s.set_defaults(func=_g2p)
-    s = sub.add_parser("token-list", help="ESPnet2 token list of a text_phn")
+    s = sub.add_parser("token-list", help="ESPnet2 token list of a text_phn", parents=[token_type])
     s.add_argument("--seen-only", action="store_true",
                    help="only the tokens of TEXT_PHN (ESPnet's tokenize_text); default: also the unseen inventory")
     s.add_argument("text_phn", metavar="TEXT_PHN")
@@ -60,7 +67,7 @@ def get_parser():
     s.add_argument("tokens", metavar="TOKENS_TXT")
     s.add_argument("out", metavar="OUT_SHAPE")
     s.set_defaults(func=_shape)
-    s = sub.add_parser("durations", help="frames per token from phones.ctm (mini corpus)")
+    s = sub.add_parser("durations", help="frames per token from phones.ctm (mini corpus)", parents=[token_type])
     s.add_argument("--sample-rate", type=int, default=22050)
     s.add_argument("--hop-length", type=int, default=256)
     s.add_argument("--ctm", default="phones.ctm", help="phone times in DATA_DIR (default: %(default)s)")
@@ -77,7 +84,7 @@ def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (DataDirError, ValueError, OSError) as e:
+    except (DataDirError, ValueError, OSError, EspeakUnavailable) as e:
         print(f"jdit_text {args.cmd}: error: {e}", file=sys.stderr)
         return 1
 

@@ -59,7 +59,7 @@ def summarise(recipe, model, text: str, wav_path, cli_seconds: float, out_md, sp
     words = [t for t in out["tokens"] if t != "<sos/eos>"]
     md = [f"### {recipe.parent.name}/{recipe.name} (JDI-T, Korean text-to-speech)", "",
           f"- Input (typed, new to the recipe: in no data dir's text nor local/ood_ko.txt): \"{text}\"",
-          f"- Front end: \"{out['text']}\" -> {len(words)} jamo tokens"
+          f"- Front end: \"{out['text']}\" -> {len(words)} {tts.token_type} tokens"
           f"{' (+ <sos/eos>)' if len(words) < len(out['tokens']) else ''}, {int(out['durations'].sum())} frames",
           f"- Model: `{Path(model).name}` ({card.get('system', '?')}; {card.get('vocoder', '?')}; trained "
           f"{card.get('training', {}).get('steps', '?')} steps on {card.get('training', {}).get('utterances', '?')} "

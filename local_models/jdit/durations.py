@@ -1,6 +1,7 @@
 """Reference durations (frames per text_phn token) from the mini corpus' true espeak-ng phone times.
 
-espeak-ng reads Korean jamo by jamo (its ko rules map each conjoining jamo to 0-2 phones: silent initial
+With espeak-ng phoneme tokens (`phonemes`, the recipe's default) every token is one phone event: `event_frames`
+maps them one to one. With jamo tokens (`g2p`, the front end for recorded speech), espeak-ng reads Korean jamo by jamo (its ko rules map each conjoining jamo to 0-2 phones: silent initial
 ㅇ -> none, ㅊ -> tS h, ㅘ -> w a, ㄺ -> l g or k ...), so its phone sequence and our jamo tokens are
 nearly parallel but not 1:1. `align` finds the monotonic assignment of every phone to one token that
 costs least under a small compatibility table (a jamo takes 0-4 consecutive phones; consonant jamo
@@ -57,7 +58,7 @@ def _base(phone: str) -> str:
     return b
 
 
-def _phone_class(phone: str) -> str:
+def phone_class(phone: str) -> str:
     if phone == SIL:
         return "sil"
     b = phone.rstrip("-;")
@@ -71,7 +72,7 @@ def _phone_class(phone: str) -> str:
 
 
 def pair_cost(tok: str, phone: str) -> float:
-    cls = _phone_class(phone)
+    cls = phone_class(phone)
     if tok == SPACE or tok in PUNCT_TOKENS:
         return 0.0 if cls == "sil" else 3.0
     if cls == "sil":
@@ -142,7 +143,26 @@ def token_frames(tokens: Sequence[str], ctm: Sequence[Tuple[float, float, str]],
     # the CTM tiles the utterance, so a token starts where its first phone (or, if it has none, the next
     # token's first phone) starts
     bounds = [ctm[k][0] if k < len(ctm) else end for k, _ in spans[1:]]
-    frames = [0] + [min(num_frames, max(0, round(b * sample_rate / hop))) for b in bounds] + [num_frames]
+    return to_frames(bounds, num_frames, sample_rate, hop), total
+
+
+def to_frames(bounds_s: Sequence[float], num_frames: int, sample_rate: int, hop: int) -> List[int]:
+    """Frames per span between consecutive boundaries (seconds; the first span starts at frame 0, the last ends at
+    NUM_FRAMES): each inner boundary rounded to the nearest frame, so they sum to NUM_FRAMES."""
+    frames = [0] + [min(num_frames, max(0, round(b * sample_rate / hop))) for b in bounds_s] + [num_frames]
     for i in range(1, len(frames)):  # rounding never reorders, but keep the guarantee explicit
         frames[i] = max(frames[i], frames[i - 1])
-    return [b - a for a, b in zip(frames, frames[1:])], total
+    return [b - a for a, b in zip(frames, frames[1:])]
+
+
+def event_frames(tokens: Sequence[str], ctm: Sequence[Tuple[float, float, str]], num_frames: int,
+                 sample_rate: int, hop: int) -> List[int]:
+    """Frames per espeak-ng phoneme token: token i is CTM row i (ValueError naming the first difference when the
+    labels are not the tokens, e.g. text_phn made by another front end or voice than the audio)."""
+    labels = [p for _, _, p in ctm]
+    if list(tokens) != labels:
+        i = next((k for k, (a, b) in enumerate(zip(tokens, labels)) if a != b), min(len(tokens), len(labels)))
+        raise ValueError(f"the tokens are not the phone events: {len(tokens)} tokens, {len(labels)} phones, first "
+                         f"difference at {i + 1} ({' '.join(tokens[i:i + 3]) or 'end'} vs "
+                         f"{' '.join(labels[i:i + 3]) or 'end'}); make text_phn with --token-type espeak")
+    return to_frames([start for start, _, _ in ctm[1:]], num_frames, sample_rate, hop)

@@ -1,7 +1,7 @@
-"""Korean text as a person types it -> the jamo tokens a KSS / JDI-T model reads (inference side of `g2p`).
+"""Korean text as a person types it -> the tokens a KSS / JDI-T model reads (jamo or espeak-ng phonemes).
 
 KSS' training text (its expanded column, and the mini corpus) spells everything in Hangul; typed text does not.
-Before `g2p.text_to_tokens`, `normalize` spells out what it can read:
+Before the tokens (`g2p.text_to_tokens`, `phonemes.text_to_phonemes`), `normalize` spells out what it can read:
 
 * numbers (ASCII or full-width digits): Sino-Korean (3 -> 삼, 1,500 -> 천오백, 2024 -> 이천이십사, 10000 -> 만,
   3.14 -> 삼 점 일사); a number with leading zeros (010) and one longer than 20 digits digit by digit (공일공);
@@ -21,6 +21,7 @@ import unicodedata
 from typing import List, Tuple
 
 from . import g2p
+from .phonemes import tokens_of
 
 SINO = "영일이삼사오육칠팔구"
 DIGIT_NAMES = "공일이삼사오육칠팔구"  # digit-by-digit reading (phone numbers, codes)
@@ -147,7 +148,8 @@ def normalize(text: str) -> str:
     return spelled
 
 
-def text_to_tokens(text: str) -> List[str]:
-    """Typed Korean TEXT -> jamo tokens (normalize, then g2p.text_to_tokens). ValueError for empty text, text with
-    nothing to pronounce, or characters nothing reads (UnreadableText, with their positions)."""
-    return g2p.text_to_tokens(normalize(text), unknown="error")
+def text_to_tokens(text: str, token_type: str = "jamo") -> List[str]:
+    """Typed Korean TEXT -> tokens of TOKEN_TYPE, jamo or espeak-ng phonemes (normalize, then
+    phonemes.tokens_of). ValueError for empty text, text with nothing to pronounce, or characters nothing reads
+    (UnreadableText, with their positions)."""
+    return tokens_of(normalize(text), token_type, unknown="error")

@@ -130,18 +130,20 @@ def is_word_token(tok: str) -> bool:
     return tok not in (SPACE,) + PUNCT_TOKENS
 
 
-def token_list(token_seqs: Iterable[Sequence[str]], full_inventory: bool = True) -> List[str]:
+def token_list(token_seqs: Iterable[Sequence[str]], full_inventory: bool = True,
+               inventory: Iterable[str] = INVENTORY) -> List[str]:
     """ESPnet2 token list of the training texts, in the shape of `espnet2.bin.tokenize_text
     --write_vocabulary true --add_symbol '<blank>:0' --add_symbol '<unk>:1' --add_symbol '<sos/eos>:-1'`:
     <blank>, <unk>, the tokens by decreasing count (ties in C order, so the list does not depend on
     utterance order), <sos/eos> last. With full_inventory, the INVENTORY tokens the training texts never
     use follow the counted ones (before <sos/eos>): test or out-of-domain text with a rare jamo then gets
-    an (untrained) embedding of its own instead of silently becoming <unk>."""
+    an (untrained) embedding of its own instead of silently becoming <unk>. INVENTORY: the front end's tokens
+    (the jamo inventory, or phonemes.inventory() for espeak-ng phonemes)."""
     counts = Counter(tok for seq in token_seqs for tok in seq)
     for special in (BLANK, UNK, SOS_EOS):
         if special in counts:
             raise ValueError(f"token {special!r} is reserved")
     ordered = sorted(counts, key=lambda t: (-counts[t], t.encode("utf-8")))
     if full_inventory:
-        ordered += sorted((t for t in INVENTORY if t not in counts), key=lambda t: t.encode("utf-8"))
+        ordered += sorted((t for t in set(inventory) if t not in counts), key=lambda t: t.encode("utf-8"))
     return [BLANK, UNK, *ordered, SOS_EOS]

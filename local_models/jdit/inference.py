@@ -16,6 +16,7 @@ import numpy as np
 from local_models.common.datadir import iter_lines
 from local_models.common.device import device_of
 
+from .phonemes import token_type_of
 from .vocoder import build_vocoder
 
 
@@ -270,7 +271,8 @@ class Text2Speech:
         out["wav"] (float32), out["sample_rate"], out["durations"] (int64 frames per token), out["tokens"]
 
     Front end: local_models.jdit.frontend (numbers, %, Latin letters spelled; ValueError naming the characters it
-    cannot read and their positions). Durations: the predictor's (JDI-T, FastSpeech) or the attention's
+    cannot read and their positions), then the tokens the model was trained on: espeak-ng phonemes or jamo
+    (phonemes.token_type_of its token list). Durations: the predictor's (JDI-T, FastSpeech) or the attention's
     (Tacotron2, Transformer: ESPnet's DurationCalculator), divided by SPEED (scale_durations); the feed-forward
     models decode again with them, the autoregressive ones have their frames resampled per token."""
 
@@ -278,6 +280,7 @@ class Text2Speech:
         self.model, self.synthesis, self.fbank, self.vocoder, self.device = model, synthesis, fbank, vocoder, device
         self.token_list = list(conf["token_list"])
         self.token_id = {t: i for i, t in enumerate(self.token_list)}
+        self.token_type = token_type_of(self.token_list)  # espeak-ng phonemes or jamo: what the model was trained on
         self.card = card or {}
         self.sample_rate = int(fbank["sample_rate"])
         self.appends_eos = type(model.tts).__name__ != "JDIT"  # ESPnet's models append <sos/eos> to the text
@@ -315,12 +318,11 @@ class Text2Speech:
 
     def tokens(self, text: str) -> list:
         """TEXT's tokens as the model reads them (front end; ValueError for what it cannot read)."""
-        from .frontend import normalize
-        from .g2p import text_to_tokens
+        from .frontend import text_to_tokens
 
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        tokens = text_to_tokens(normalize(text))
+        tokens = text_to_tokens(text, self.token_type)
         unknown = sorted(set(t for t in tokens if t not in self.token_id))
         if unknown:
             raise ValueError(f"tokens {' '.join(unknown)} of {text!r} are not in the model's token list")

@@ -19,10 +19,13 @@ import numpy as np
 
 from local_models.common.datadir import read_table
 
+from .durations import SIL, phone_class
 from .g2p import PUNCT_TOKENS, SPACE, VOWELS
 
 SKIP_TOKENS = 3  # attention-failure thresholds, in input tokens (see the module docstring)
-
+ESPEAK_CLASSES = {"vowel": "V", "glide": "V", "cons": "C", "mod": "C"}  # mod: ';', the glottal onset
+# the bases of espeak-ng's Korean phones (phonemes.inventory() without the tense / palatal marks)
+ESPEAK_PHONES = frozenset("a e i o u u- @ E j w b d g k p q t s h m n N l L r * tS dZ kh ph th tSh ;".split())
 
 def read_durations(path: Path) -> dict:
     return {k: np.array(v.split(), dtype=int) for k, v in read_table(path).items()}
@@ -75,14 +78,17 @@ def duration_accuracy(hyp: dict, ref: dict, where: str, tokens: Optional[dict] =
 
 
 def token_class(tok: str) -> str:
-    """V vowel jamo, C consonant jamo, _ word boundary (<space>), P pause / punctuation, ? anything else."""
+    """V vowel, C consonant, _ word boundary (<space>), P pause / punctuation / silence, ? anything else; of jamo
+    tokens or espeak-ng phonemes (vowels and the glides j, w are V, as the jamo vowels hold the glides)."""
     if tok in VOWELS:
         return "V"
     if tok == SPACE:
         return "_"
-    if tok in PUNCT_TOKENS:
+    if tok in PUNCT_TOKENS or tok == SIL:
         return "P"
-    return "C" if len(tok) == 1 and 0x1100 <= ord(tok) <= 0x11FF else "?"
+    if len(tok) == 1 and 0x1100 <= ord(tok) <= 0x11FF:
+        return "C"
+    return ESPEAK_CLASSES.get(phone_class(tok), "?") if (tok.rstrip(":-;") or tok) in ESPEAK_PHONES else "?"
 
 
 def uniform_durations(ref: dict) -> dict:

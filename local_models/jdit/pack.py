@@ -30,6 +30,7 @@ from local_models.common.datadir import atomic_open, read_table
 from local_models.common.pack import pack_model
 
 from .inference import DECODE_DEFAULTS, find_model_file, read_fbank_conf
+from .phonemes import token_type_of
 
 RECIPE = "egs/kss/tts1"
 SYSTEM_NAMES = {"jdit": "JDI-T (Lim et al.): feed-forward Transformer TTS jointly trained with an autoregressive aligner",
@@ -92,8 +93,15 @@ def synthesis_settings(exp_dir: Path) -> dict:
     """synthesis.yaml: how the recipe turned this system's text into a wav (front end, decoding, vocoder)."""
     voc = used_vocoder(exp_dir)
     fbank = read_fbank_conf(recipe_of(exp_dir) / "conf" / "fbank.conf")
+    conf = yaml.safe_load((Path(exp_dir) / "config.yaml").read_text(encoding="utf-8"))
+    token_list = conf["token_list"]
+    if isinstance(token_list, str):  # a path, relative to the recipe
+        token_list = (recipe_of(exp_dir) / token_list).read_text(encoding="utf-8").split()
+    tokens = token_type_of(token_list)
     out = {"system": system_key(exp_dir),
-           "frontend": "local_models.jdit.frontend (numbers, %, Latin letters spelled in Hangul; jamo g2p)",
+           "frontend": f"local_models.jdit.frontend (numbers, %, Latin letters spelled in Hangul), then {tokens} "
+                       "tokens (local_models.jdit.phonemes)",
+           "token_type": tokens,
            "sample_rate": int(fbank["sample_rate"]), "hop_length": int(fbank["hop_length"]),
            "autoregressive": system_key(exp_dir) in AUTOREGRESSIVE, "decode": dict(DECODE_DEFAULTS),
            "vocoder": {"type": "griffin_lim", "iters": voc["griffin_lim_iters"]} if voc["vocoder"] == "griffin_lim"

@@ -25,6 +25,7 @@ from local_models.common.training import epochs_run
 
 from .metrics import (SKIP_TOKENS, attention_failures, attention_path, duration_accuracy, read_durations,
                       strip_eos, uniform_durations)
+from .phonemes import token_type_of
 from .vocoder import checkpoints
 
 # paper 002, Table 1: MOS (5-point scale)
@@ -252,7 +253,8 @@ def write_results_json(args, rows, durs):
     if bench.is_file():
         for name, m in json.loads(bench.read_text())["models"].items():
             systems.setdefault(name, {})["speed_equal_length"] = {k: v for k, v in m.items() if k != "frames"}
-    return update_results(Path(args.exp) / "results.json", "egs/kss/tts1", args.corpus, systems)
+    return update_results(Path(args.exp) / "results.json", "egs/kss/tts1", args.corpus, systems,
+                          headline=lambda _: headline(args, rows, durs))
 
 
 def _intro_lines(args, rows, env=None) -> list:
@@ -344,19 +346,30 @@ def alignment_note(name: str, rows: dict, x: Optional[str]) -> str:
     return f"{'NO' if rate > NOT_ALIGNED else 'yes'}: attention failed on {fmt(rate, pct=True)} % of utterances"
 
 
+def reference_mapping(args) -> str:
+    """How the true phone times became per-token durations, for the run's token type (its token list)."""
+    tokens = Path(args.data) / "token_list" / "phn" / "tokens.txt"
+    kind = token_type_of(tokens.read_text(encoding="utf-8").split()) if tokens.is_file() else "jamo"
+    if kind == "espeak":
+        return ("one to one: the text tokens are espeak-ng's own Korean phonemes, one per phone event "
+                "(run.sh --token-type espeak, local_models/jdit/phonemes.py)")
+    return ("mapped onto our jamo tokens by a monotonic alignment (run.sh --token-type jamo). The MAE then also "
+            "counts how a segment is shared between a sounding token and a silent neighbour (the onset "
+            "placeholder ㅇ and `<space>` have 0 true frames): frames put on one cost twice there but move one "
+            "boundary")
+
+
 def _duration_lines(args, durs) -> list:
     """Duration accuracy against the true durations, the acceptance line and the aligner's systematic errors."""
     L = []
     if durs:
         L += ["## Duration accuracy against the true phone durations (the paper could not measure this)", "",
               "Frames (hop 256 at 22.05 kHz = 11.6 ms) per phoneme token vs the espeak-ng synthesis engine's own "
-              "phone times mapped onto our jamo tokens (local_models/jdit/durations.py). MAE over all tokens; "
+              f"phone times, {reference_mapping(args)} (local_models/jdit/durations.py). MAE over all tokens; "
               "\"uniform\" spreads each utterance's true frame count evenly over its tokens (what knowing only "
               "the length gives). Boundary error: |cumulative hyp - cumulative true| at each internal token "
-              "boundary, in frames; within ±1 frame is about the usual 20 ms tolerance. The duration MAE also "
-              "counts how a segment is shared between a sounding token and a silent neighbour (the onset "
-              "placeholder ㅇ and `<space>` have 0 true frames): frames put on one cost twice there but move one "
-              "boundary. The issue's acceptance: JDI-T's extracted durations MAE < 2 frames.", "",
+              "boundary, in frames; within ±1 frame is about the usual 20 ms tolerance. The acceptance: JDI-T's "
+              "extracted durations MAE < 2 frames against the engine events on `test`.", "",
               "Two references from the same engine output. *engine events*: each phone starts at its espeak-ng "
               "phoneme event, as emitted. *closures to the stop*: espeak-ng renders a stop's closure (its "
               "\"pre-pause\", near silence) BEFORE the stop's event (synthesize.c: DoPause(prepause) "
@@ -544,6 +557,4 @@ def score(args) -> None:
         raise ValueError(f"nothing to score: no {args.exp}/*/decode_<set>/synth.json for sets {args.sets} "
                          "(run stage 5)")
     results = write_results_json(args, rows, durs)
-    results = update_results(Path(args.exp) / "results.json", "egs/kss/tts1", args.corpus, {},
-                             extra={"headline": headline(args, rows, durs)})
     write_markdown(args, rows, durs, results.get("environment"), results.get("headline"))

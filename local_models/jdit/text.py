@@ -1,6 +1,7 @@
-"""The text side of egs/kss/tts1 (`python -m local_models.bin.jdit_text <subcommand>`): jamo phoneme tokens of a
-data dir, the ESPnet token list, text shapes, and frames per token from the mini corpus' true phone times (also
-with each stop's closure given to the stop). Messages and errors name the file and line.
+"""The text side of egs/kss/tts1 (`python -m local_models.bin.jdit_text <subcommand>`): phoneme tokens of a data
+dir (espeak-ng phonemes or jamo: `phonemes.TOKEN_TYPES`), the ESPnet token list, text shapes, and frames per token
+from the mini corpus' true phone times (also with each stop's closure given to the stop). Messages and errors name
+the file and line.
 """
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ from pathlib import Path
 
 from local_models.common.datadir import DataDirError, atomic_open, iter_lines, read_table, write_table
 
-from . import durations, g2p
+from . import durations, g2p, phonemes
 
 
-def g2p_data_dir(data_dir, unknown: str = "error", out_name: str = "text_phn") -> int:
-    """DATA_DIR/text -> DATA_DIR/<out_name> (`<utt> tok tok ...`); every bad line is reported (file:line) and the
-    status is 1, nothing written. unknown="drop" drops characters with no Korean reading (reported)."""
+def g2p_data_dir(data_dir, unknown: str = "error", out_name: str = "text_phn", token_type: str = "espeak") -> int:
+    """DATA_DIR/text -> DATA_DIR/<out_name> (`<utt> tok tok ...`, TOKEN_TYPE tokens); every bad line is reported
+    (file:line) and the status is 1, nothing written. unknown="drop" drops characters with no Korean reading
+    (reported)."""
     d = Path(data_dir)
     text_path = d / "text"
     if not text_path.is_file():
@@ -27,7 +29,7 @@ def g2p_data_dir(data_dir, unknown: str = "error", out_name: str = "text_phn") -
             continue
         utt, text = parts
         try:
-            out[utt] = g2p.text_to_tokens(text, unknown=unknown, dropped=dropped)
+            out[utt] = phonemes.tokens_of(text, token_type, unknown=unknown, dropped=dropped)
         except ValueError as e:
             errors.append(f"{text_path}:{lineno}: utterance {utt}: {e}")
     if errors:
@@ -42,7 +44,8 @@ def g2p_data_dir(data_dir, unknown: str = "error", out_name: str = "text_phn") -
         print(f"jdit_text g2p: {text_path}: dropped {len(dropped)} unknown characters: {chars!r}", file=sys.stderr)
     write_table(d / out_name, out)
     n_tok = sum(len(v) for v in out.values())
-    print(f"jdit_text g2p: {d}: {len(out)} utterances, {n_tok} tokens -> {d / out_name}", file=sys.stderr)
+    print(f"jdit_text g2p: {d}: {len(out)} utterances, {n_tok} {token_type} tokens -> {d / out_name}",
+          file=sys.stderr)
     return 0
 
 
@@ -50,15 +53,16 @@ def _read_token_table(path):
     return {utt: v.split() for utt, v in read_table(path).items()}
 
 
-def write_token_list(text_phn, out, seen_only: bool = False) -> int:
-    """ESPnet2 token list of a text_phn (g2p.token_list) -> OUT."""
+def write_token_list(text_phn, out, seen_only: bool = False, token_type: str = "espeak") -> int:
+    """ESPnet2 token list of a text_phn (g2p.token_list; the unseen rest of TOKEN_TYPE's inventory) -> OUT."""
     seqs = list(_read_token_table(text_phn).values())
-    tokens = g2p.token_list(seqs, full_inventory=not seen_only)
+    tokens = g2p.token_list(seqs, full_inventory=not seen_only, inventory=phonemes.full_inventory(token_type))
     seen = len(set(t for s in seqs for t in s))
     with atomic_open(out) as f:
         f.writelines(t + "\n" for t in tokens)
     print(f"jdit_text token-list: {len(tokens)} tokens ({seen} used in {text_phn}, "
-          f"{len(tokens) - 3 - seen} more of the g2p inventory, <blank> <unk> <sos/eos>) -> {out}", file=sys.stderr)
+          f"{len(tokens) - 3 - seen} more of the {token_type} inventory, <blank> <unk> <sos/eos>) -> {out}",
+          file=sys.stderr)
     return 0
 
 
@@ -93,9 +97,9 @@ def read_ctm_times(path: Path) -> dict:
 
 
 def write_durations(data_dir, sample_rate: int = 22050, hop_length: int = 256, ctm: str = "phones.ctm",
-                    out: str = "durations") -> int:
-    """DATA_DIR/{text_phn,<ctm>,utt2num_frames} -> DATA_DIR/<out>: frames per token from the true phone times
-    (durations.token_frames)."""
+                    out: str = "durations", token_type: str = "espeak") -> int:
+    """DATA_DIR/{text_phn,<ctm>,utt2num_frames} -> DATA_DIR/<out>: frames per token from the true phone times:
+    one to one for espeak-ng phoneme tokens (durations.event_frames), aligned for jamo (durations.token_frames)."""
     d = Path(data_dir)
     tokens = _read_token_table(d / "text_phn")
     num_frames = {u: int(v) for u, v in read_table(d / "utt2num_frames").items()}
@@ -104,11 +108,19 @@ def write_durations(data_dir, sample_rate: int = 22050, hop_length: int = 256, c
     for utt, toks in tokens.items():
         if utt not in times or utt not in num_frames:
             raise DataDirError(d / (ctm if utt not in times else "utt2num_frames"), None, f"no entry for {utt}")
-        frames, c = durations.token_frames(toks, times[utt], num_frames[utt], sample_rate, hop_length)
+        if token_type == "espeak":
+            try:
+                frames, c = durations.event_frames(toks, times[utt], num_frames[utt], sample_rate, hop_length), 0.0
+            except ValueError as e:
+                line = next(n for n, row in iter_lines(d / "text_phn") if row.split(maxsplit=1)[0] == utt)
+                raise DataDirError(d / "text_phn", line, f"utterance {utt}: {e}") from None
+        else:
+            frames, c = durations.token_frames(toks, times[utt], num_frames[utt], sample_rate, hop_length)
         table[utt], cost, n_tok = frames, cost + c, n_tok + len(toks)
     write_table(d / out, table)
-    print(f"jdit_text durations: {d / ctm}: {len(table)} utterances, alignment cost {cost / max(1, n_tok):.3f} "
-          f"per token (0 = every espeak phone matched its jamo) -> {d / out}", file=sys.stderr)
+    how = ("one token per phone event" if token_type == "espeak" else
+           f"jamo alignment cost {cost / max(1, n_tok):.3f} per token (0 = every espeak phone matched its jamo)")
+    print(f"jdit_text durations: {d / ctm}: {len(table)} utterances, {how} -> {d / out}", file=sys.stderr)
     return 0
 
 

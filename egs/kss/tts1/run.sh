@@ -6,7 +6,8 @@
 #         2 features: 80-dim log-mel as ESPnet2's TTS `fbank` (22.05 kHz, FFT = window 1024, hop 256, 80-7600 Hz)
 #           -> dump/<set>/feats.*.{ark,scp}, data/<set>/{feats.scp,utt2num_frames}, dump/<set>/feats_shape,
 #           train statistics for `normalize: global_mvn` -> dump/train/feats_stats.npz
-#         3 text: jamo phoneme tokens data/<set>/text_phn, ESPnet token list data/token_list/phn/tokens.txt,
+#         3 text: phoneme tokens data/<set>/text_phn (--token-type: espeak-ng phonemes or jamo), ESPnet token list
+#           data/token_list/phn/tokens.txt,
 #           dump/<set>/text_shape.phn; mini corpus: data/<set>/durations (frames per token, from phones.ctm) and
 #           data/<set>/durations_closure (the same with each stop's closure given to the stop)
 #         4 training through ESPnet2's TTS task, each system into exp/tts_<system> (resumes from its last
@@ -41,6 +42,8 @@ kss_test=50
 mini_utts=300           # mini corpus size (db.sh empty); the last 10 % are held out (dev 5 %, test 5 %)
 seed=0
 unknown_chars=error     # characters with no Korean reading in the text: error (file:line) or drop
+token_type=espeak       # text tokens: espeak (espeak-ng's Korean phonemes, one per phone event of the mini corpus:
+                        # true durations one to one) or jamo (the jamo front end: recorded speech, e.g. real KSS)
 systems="jdit tacotron2 transformer fastspeech"   # acoustic models to train / synthesise / score
 train_config_suffix=_tiny  # conf/tuning/train_<system>${suffix}.yaml (and train_pwg${suffix}.yaml): "" paper size
 ngpu=$(default_ngpu)    # GPUs per training job (0: CPU; > 1: ESPnet2's DDP); default 1 when nvidia-smi lists a GPU
@@ -91,7 +94,8 @@ if stage_enabled 3; then
     for x in ${sets}; do g2p "${x}"; done
     # the token list (from train) before the shapes: every set's tokens are checked against it
     log "Stage 3: token list of data/${train_set} -> ${token_list}"
-    python -m local_models.bin.jdit_text token-list "data/${train_set}/text_phn" "${token_list}"
+    python -m local_models.bin.jdit_text token-list --token-type "${token_type}" "data/${train_set}/text_phn" \
+        "${token_list}"
     for x in ${sets}; do make_text "${x}"; done
 fi
 

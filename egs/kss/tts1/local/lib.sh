@@ -20,11 +20,11 @@ make_feats() {
     validate_data_dir "data/${x}"
 }
 
-# g2p SET: stage 3's jamo phoneme tokens of one data dir -> data/SET/text_phn
+# g2p SET: stage 3's phoneme tokens (--token-type) of one data dir -> data/SET/text_phn
 g2p() {
     require "data/$1/text" "stage 1 (data) or your own data dir with wav.scp + text"
-    log "Stage 3: jamo phoneme tokens data/$1/text -> data/$1/text_phn"
-    python -m local_models.bin.jdit_text g2p --unknown "${unknown_chars}" "data/$1"
+    log "Stage 3: ${token_type} phoneme tokens data/$1/text -> data/$1/text_phn"
+    python -m local_models.bin.jdit_text g2p --token-type "${token_type}" --unknown "${unknown_chars}" "data/$1"
 }
 
 # make_text SET: the rest of stage 3 for one data dir with text_phn (token shapes, true durations if the set has
@@ -36,13 +36,14 @@ make_text() {
     if [ -f "data/${x}/phones.ctm" ]; then
         require "data/${x}/utt2num_frames" "stage 2 (features)"
         log "Stage 3: reference durations from the true phone times -> data/${x}/durations"
-        python -m local_models.bin.jdit_text durations --sample-rate "$(conf_value --sample-rate)" \
-            --hop-length "$(conf_value --hop-length)" "data/${x}"
+        python -m local_models.bin.jdit_text durations --token-type "${token_type}" \
+            --sample-rate "$(conf_value --sample-rate)" --hop-length "$(conf_value --hop-length)" "data/${x}"
         # espeak-ng emits a stop's phone event after its closure: a second reference gives the closure to the stop
         log "Stage 3: the same with stop closures given to the stop -> data/${x}/durations_closure"
         python -m local_models.bin.jdit_text closures "data/${x}"
-        python -m local_models.bin.jdit_text durations --sample-rate "$(conf_value --sample-rate)" \
-            --hop-length "$(conf_value --hop-length)" --ctm phones_closure.ctm --out durations_closure "data/${x}"
+        python -m local_models.bin.jdit_text durations --token-type "${token_type}" \
+            --sample-rate "$(conf_value --sample-rate)" --hop-length "$(conf_value --hop-length)" \
+            --ctm phones_closure.ctm --out durations_closure "data/${x}"
     fi
 }
 

@@ -24,9 +24,10 @@ import soundfile
 
 from local_models.common import synth, texts
 from local_models.common.datadir import atomic_open
+from local_models.jdit.phonemes import ESPEAK_VOICE
 
 SAMPLE_RATE = 22050  # espeak-ng's native rate = the paper's rate: no resampling
-VOICE = synth.Voice("ko", "f2", rate=160, pitch=60, pitch_range=60)
+VOICE = ESPEAK_VOICE  # the espeak phoneme front end speaks with it too: its tokens are this corpus' phone events
 TRANSCRIPT = "transcript.v.1.4.txt"
 
 
