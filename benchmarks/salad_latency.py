@@ -8,7 +8,9 @@ synthesis (best of --repeats). A RANSAC linear fit (scikit-learn) of latency on 
 --max-seconds (Table 3's "max. latency"); the speed-up over Big RNN is taken from the measured latency of the longest input
 (full attention is quadratic in length, so a line fitted through all lengths understates it). Precisions: fp32,
 bf16 autocast (AVX512-BF16 / AMX where the CPU has them), int8 dynamic quantisation of every Linear and LSTM
-(VNNI / AMX int8); both models of a comparison always run in the same precision. Thread count stated.
+(VNNI / AMX int8); both models of a comparison always run in the same precision. Thread count stated. Each
+precision also times a plain 1024 x 1024 matrix-matrix and matrix-vector product on the same threads: the CPU's
+ceilings, against which each model's achieved GFLOP/s is stated (the speed-up is a property of the CPU).
 With --mcd, every precision also synthesises the speaker's test set with the trained models (exp/<spk>/<system>)
 and scores it (MCD against the reference), so the speed of a precision comes with its distortion.
 Writes <recipe>/exp/latency.json and exp/images/latency_<precision>.png.
@@ -121,13 +123,42 @@ def ransac(seconds, latency, at: float) -> dict:
             "latency_at_max_s": float(est.predict([[at]])[0]), "inliers": int(fit.inlier_mask_.sum())}
 
 
+def _best_seconds(fn, repeats: int = 3, min_s: float = 0.1) -> float:
+    """Best per-call time of FN over REPEATS rounds of at least MIN_S seconds each (after a warm-up call)."""
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        n, t0 = 0, time.perf_counter()
+        while True:
+            fn()
+            n += 1
+            elapsed = time.perf_counter() - t0
+            if elapsed >= min_s:
+                break
+        best = min(best, elapsed / n)
+    return best
+
+
+def matmul_peaks(precision: str, n: int = 1024) -> dict:
+    """GFLOP/s of a plain N x N matrix-matrix and matrix-vector product in PRECISION on this CPU, with the threads
+    set: the ceilings the models' achieved rates are compared with (measured here, not taken from a data sheet).
+    int8: None (dynamic quantisation has no plain-matmul counterpart in torch)."""
+    import torch
+
+    if precision == "int8":
+        return {"mm_gflops": None, "mv_gflops": None, "n": n}
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float32
+    a, b, v = (torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype), torch.randn(n).to(dtype))
+    with torch.inference_mode():
+        mm = _best_seconds(lambda: torch.mm(a, b))
+        mv = _best_seconds(lambda: torch.mv(a, v))
+    return {"mm_gflops": 2 * n ** 3 / mm / 1e9, "mv_gflops": 2 * n ** 2 / mv / 1e9, "n": n}
+
+
 def plot(points: dict, fits: dict, path: Path, title: str) -> None:
-    import matplotlib
+    from local_models.common.plots import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    fig, ax = pyplot().subplots(figsize=(6.5, 4))
     for s, pts in points.items():
         sec, lat = zip(*pts)
         line = ax.plot(sec, lat, "o", ms=3, label=s)[0]
@@ -137,17 +168,14 @@ def plot(points: dict, fits: dict, path: Path, title: str) -> None:
     ax.set_ylabel("inference time [s]")
     ax.set_title(title)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv=None):
     args = get_parser().parse_args(argv)
     import torch
 
-    from local_models.common.results import cpu_flags, hardware
+    from local_models.common.results import cpu_flags, cpu_model, hardware
     from local_models.salad.model import dense_macs_per_frame
 
     torch.set_num_threads(args.threads)
@@ -163,7 +191,8 @@ def main(argv=None):
         if missing:
             raise SystemExit(f"salad_latency: --mcd needs trained models: exp/{args.speaker}/{{{','.join(missing)}}} "
                              "missing (run.sh stage 4)")
-    report = {"threads": args.threads, "hardware": hardware(), "cpu_flags": flags, "max_seconds": args.max_seconds,
+    report = {"threads": args.threads, "hardware": hardware(), "cpu_model": cpu_model(), "cpu_flags": flags,
+              "max_seconds": args.max_seconds,
               "config_suffix": args.config_suffix, "trained": args.trained, "by_precision": {}}
     for prec in args.precision:
         points, fits, params, mcd, macs = {}, {}, {}, {}, {}
@@ -193,7 +222,14 @@ def main(argv=None):
             # recurrent part matrix-vector (frame by frame), so their ratio bounds the speed-up
             f["dense_macs_per_frame"] = macs[s]
             f["dense_gflops_at_max_s"] = 2 * macs[s] * args.max_seconds / SHIFT_S / f["measured_at_max_s"] / 1e9
-        report["by_precision"][prec] = {"fits": fits, "points": points}
+        peaks = matmul_peaks(prec)
+        for f in fits.values():
+            if peaks["mm_gflops"]:
+                f["dense_share_of_mm_peak"] = f["dense_gflops_at_max_s"] / peaks["mm_gflops"]
+        print(f"{prec}: plain matmul on this CPU, {args.threads} thread(s): matrix-matrix "
+              f"{peaks['mm_gflops'] or 0:.0f} GFLOP/s, matrix-vector {peaks['mv_gflops'] or 0:.1f} GFLOP/s "
+              f"(n = {peaks['n']})", flush=True)
+        report["by_precision"][prec] = {"fits": fits, "points": points, "matmul_peaks": peaks}
         if mcd:
             report["by_precision"][prec]["test_mcd_db"] = mcd
             report["mcd_speaker"] = args.speaker
@@ -201,7 +237,8 @@ def main(argv=None):
              f"CPU inference time, {prec}, {args.threads} thread(s) (paper Fig. 3)")
     # the headline (RESULTS.md Table 3): fp32 when measured, as the paper
     head = "fp32" if "fp32" in report["by_precision"] else args.precision[0]
-    report.update(precision=head, fits=report["by_precision"][head]["fits"])
+    report.update(precision=head, fits=report["by_precision"][head]["fits"],
+                  matmul_peaks=report["by_precision"][head]["matmul_peaks"])
     out = Path(args.out) if args.out else recipe / "exp" / "latency.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1))

@@ -207,6 +207,12 @@ def test_latency_benchmark_per_precision_with_distortion(recipe):
     assert lat["by_precision"]["int8"]["fits"]["big_salad"]["params"] == lat["fits"]["big_salad"]["params"] > 0
     run(recipe, *SMALL, "--stage", "6", "--stop-stage", "6")
     md = (recipe / "RESULTS.md").read_text()
-    assert "int8: at 1.5 s [s]" in md and "the 8x target" in md and "windowed - full Big SALAD MCD" in md
+    assert "int8: at 1.5 s [s]" in md and "no pass / fail bar" in md and "windowed - full Big SALAD MCD" in md
+    # the CPU's own ceilings, measured in the same run: each model's achieved rate is stated as a share of them
+    peaks = lat["by_precision"]["fp32"]["matmul_peaks"]
+    assert peaks["mm_gflops"] > peaks["mv_gflops"] > 0 and lat["by_precision"]["int8"]["matmul_peaks"]["mm_gflops"] is None
+    for f in lat["fits"].values():
+        assert f["dense_share_of_mm_peak"] == pytest.approx(f["dense_gflops_at_max_s"] / peaks["mm_gflops"])
+    assert f"matrix-matrix {peaks['mm_gflops']:.0f} GFLOP/s" in md and lat["cpu_model"] in md
     m = json.loads((recipe / "exp" / "results.json").read_text())["systems"]["M1_big_salad_win"]
     assert m["speedup_vs_big_rnn_int8"] > 0 and m["latency_35s_measured_fp32"] > 0
