@@ -81,8 +81,9 @@ def build(recipe: Path, system: str, suffix: str, idim: int, trained: bool, spea
     return for_precision(build_net(conf["model"], idim, **conf["model_conf"]).eval(), precision)
 
 
-def mcd_on_test_set(recipe: Path, speaker: str, system: str, precision: str) -> float:
-    """Pooled MCD (dB) of the trained model's synthesis of <speaker>_test in `precision` (as salad_decode scores)."""
+def mcd_on_test_set(recipe: Path, speaker: str, system: str, precision: str) -> tuple:
+    """(pooled MCD (dB) of the trained model's synthesis of <speaker>_test in `precision` (as salad_decode scores),
+    the trained model's parameter count: its size is the recipe run's, which need not be the timed one's)."""
     import kaldiio
 
     from local_models.common.datadir import read_table
@@ -94,7 +95,8 @@ def mcd_on_test_set(recipe: Path, speaker: str, system: str, precision: str) -> 
     ling, ref = read_table(dump / "ling.scp"), read_table(dump / "acou.scp")
     per_utt = [acoustic.scores(np.asarray(kaldiio.load_mat(ref[u])), model.synthesise_frames(kaldiio.load_mat(ling[u])))
                for u in sorted(ling)]
-    return float(acoustic.pool_scores(per_utt)["mcd_db"])
+    params = sum(p.numel() for p in load_trained(recipe / "exp" / speaker / system).net.parameters())
+    return float(acoustic.pool_scores(per_utt)["mcd_db"]), params
 
 
 def time_one(net, x: np.ndarray, precision: str, repeats: int) -> float:
@@ -195,7 +197,7 @@ def main(argv=None):
               "max_seconds": args.max_seconds,
               "config_suffix": args.config_suffix, "trained": args.trained, "by_precision": {}}
     for prec in args.precision:
-        points, fits, params, mcd, macs = {}, {}, {}, {}, {}
+        points, fits, params, mcd, macs, mcd_params = {}, {}, {}, {}, {}, {}
         for s in args.systems.split():
             net = build(recipe, s, args.config_suffix, idim, args.trained, args.speaker, prec)
             # int8 packs its weights out of parameters(): count them on the fp32 network
@@ -210,7 +212,7 @@ def main(argv=None):
             # long points outliers, so speed-ups are taken from this, not from the fit
             fits[s]["measured_at_max_s"] = max(points[s])[1]
             if args.mcd:
-                mcd[s] = mcd_on_test_set(recipe, args.speaker, s, prec)
+                mcd[s], mcd_params[s] = mcd_on_test_set(recipe, args.speaker, s, prec)
             print(f"{prec} {s}: {params[s] / 1e6:.2f} M params, latency at {args.max_seconds:.0f} s "
                   f"{fits[s]['latency_at_max_s']:.3f} s (measured {fits[s]['measured_at_max_s']:.3f} s, slope "
                   f"{fits[s]['slope']:.4f})" + (f", test MCD {mcd[s]:.2f} dB" if s in mcd else ""), flush=True)
@@ -232,6 +234,7 @@ def main(argv=None):
         report["by_precision"][prec] = {"fits": fits, "points": points, "matmul_peaks": peaks}
         if mcd:
             report["by_precision"][prec]["test_mcd_db"] = mcd
+            report["mcd_model_params"] = mcd_params  # the trained models scored (timed ones: fits[s]["params"])
             report["mcd_speaker"] = args.speaker
         plot(points, fits, recipe / "exp" / "images" / f"latency_{prec}.png",
              f"CPU inference time, {prec}, {args.threads} thread(s) (paper Fig. 3)")

@@ -197,6 +197,7 @@ def test_latency_benchmark_per_precision_with_distortion(recipe):
     # fp32 scoring in the benchmark is the decode stage's scoring
     assert abs(rep["by_precision"]["fp32"]["test_mcd_db"]["big_salad"] - decoded["mcd_db"]) < 1e-3
     assert 0 < rep["by_precision"]["int8"]["test_mcd_db"]["big_salad"] < 40
+    assert rep["mcd_model_params"]["big_salad"] == rep["by_precision"]["fp32"]["fits"]["big_salad"]["params"]  # --trained
     # speed at the smoke sizes, Big RNN included, then scoring reads it
     proc = subprocess.run([py, str(ROOT / "benchmarks" / "salad_latency.py"), *common, "--config-suffix", "_smoke",
                            "--systems", "big_rnn big_salad big_salad_win"], cwd=ROOT, capture_output=True, text=True)
@@ -216,3 +217,15 @@ def test_latency_benchmark_per_precision_with_distortion(recipe):
     assert f"matrix-matrix {peaks['mm_gflops']:.0f} GFLOP/s" in md and lat["cpu_model"] in md
     m = json.loads((recipe / "exp" / "results.json").read_text())["systems"]["M1_big_salad_win"]
     assert m["speedup_vs_big_rnn_int8"] > 0 and m["latency_35s_measured_fp32"] > 0
+
+
+def test_precision_table_says_when_the_mcd_models_are_not_the_timed_ones():
+    from local_models.salad.report import precision_table
+
+    fits = {"big_salad": {"measured_at_max_s": 1.0, "speedup_vs_big_rnn": 2.0, "params": 9_660_000}}
+    lat = {"max_seconds": 35, "mcd_speaker": "M1", "fits": fits, "mcd_model_params": {"big_salad": 650_000},
+           "by_precision": {"fp32": {"fits": fits, "test_mcd_db": {"big_salad": 7.5}}}}
+    text = "\n".join(precision_table(lat))
+    assert "Big SALAD 0.65 M trained vs 9.66 M timed" in text and "| Big SALAD | 1.000 | 2.0x | 7.50 |" in text
+    lat["mcd_model_params"]["big_salad"] = 9_660_000  # the timed models are the trained ones: nothing to say
+    assert "trained vs" not in "\n".join(precision_table(lat))
