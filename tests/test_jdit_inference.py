@@ -56,21 +56,21 @@ def test_normalize_reads_what_people_type():
     assert n("1,500원, 3.14") == "천오백원, 삼 점 일사" and n("010-1234") == "공일공-천이백삼십사"
     assert n("KTX, tv 20%") == "케이티엑스, 티브이 이십퍼센트" and n("Ａ３！") == "에이삼!"
     assert n("끝.") == "끝." and n("1.") == "일."  # a sentence-final point is no decimal point
-    toks = frontend.text_to_tokens(FRESH)
+    toks = frontend.text_to_tokens(FRESH, "jamo")
     assert toks == g2p.text_to_tokens("내일 오후 세시에 도서관 앞에서 만나요, 늦지 마세요!")
     assert "<pau>" in toks and toks[-1] == "!" and set(toks) <= set(g2p.INVENTORY)
 
 
 def test_front_end_errors_name_characters_and_positions():
     with pytest.raises(frontend.UnreadableText) as e:
-        frontend.text_to_tokens("漢字 3개 😀")
+        frontend.text_to_tokens("漢字 3개 😀", "jamo")
     assert e.value.chars == [("漢", 1), ("字", 2), ("😀", 7)]
     assert "'漢' (U+6F22 CJK UNIFIED IDEOGRAPH-6F22) at position 1" in str(e.value) and "at position 7" in str(e.value)
     for empty in ("", "   \n\t"):
         with pytest.raises(ValueError, match="empty text"):
-            frontend.text_to_tokens(empty)
+            frontend.text_to_tokens(empty, "jamo")
     with pytest.raises(ValueError, match="no Korean letter"):
-        frontend.text_to_tokens("...!?")
+        frontend.text_to_tokens("...!?", "jamo")
 
 
 def test_speed_scales_durations_in_integers():
@@ -179,7 +179,7 @@ def test_packed_jdit_speaks_without_its_recipe(tmp_path, capsys, monkeypatch):
     assert card["training"]["utterances"] == 2 and card["training"]["steps"] == 3 and card["corpus"] == "toy"
     assert card["training"]["hours"] == pytest.approx(861 * 256 / 22050 / 3600, abs=1e-4)
     out = tts(FRESH)
-    assert out["tokens"] == frontend.text_to_tokens(FRESH) and len(out["durations"]) == len(out["tokens"])
+    assert out["tokens"] == frontend.text_to_tokens(FRESH, "jamo") and len(out["durations"]) == len(out["tokens"])
     assert out["durations"].dtype == np.int64 and out["wav"].dtype == np.float32 and out["sample_rate"] == 22050
     frames = int(out["durations"].sum())
     assert out["mel"].shape == (frames, 80) and abs(len(out["wav"]) - frames * 256) <= 1024
@@ -284,7 +284,7 @@ def test_demo_summary_checks_the_wav_and_the_sentence(tmp_path, capsys):
     args = ["--recipe", recipe, "--model", archive, "--wav", wav, "--cli-seconds", "3.5", "--out", md]
     assert run_main(jdit_demo.main, list(map(str, ["--text", FRESH, *args])), prog="jdit_demo") == 0
     text = md.read_text(encoding="utf-8")
-    n = len(frontend.text_to_tokens(FRESH))
+    n = len(frontend.text_to_tokens(FRESH, "jamo"))
     assert text.startswith(f"### {tmp_path.name}/recipe (JDI-T") and FRESH in text and f"-> {n} jamo tokens" in text
     assert "`text-to-speech` 3.5 s wall" in text and "RTF" in text and "peak" in text and "RMS" in text
     # a sentence the recipe has seen, or a wav that is not what the archive says: an error, no summary

@@ -13,7 +13,9 @@ needs_espeak = pytest.mark.skipif(not synth.espeak_available(), reason="needs es
 def test_tokens_are_the_phone_events_of_the_corpus_voice():
     sentence = "오늘은 날씨가 좋네요, 밖에 나갈까요?"
     tokens = phonemes.text_to_phonemes(sentence)
-    assert tokens == [p for p, _, _ in synth.synthesize(sentence, phonemes.ESPEAK_VOICE).phones]
+    utt = synth.synthesize(sentence, phonemes.ESPEAK_VOICE)  # as the mini corpus writes its phones.ctm
+    ctm = synth.format_ctm([("u", len(utt.wave), utt.sample_rate, utt.phones)])
+    assert tokens == [line.split()[4] for line in ctm]
     assert tokens[-1] == "sil" and "sil" in tokens[1:-1]  # the comma's pause and the final silence
     assert not set(tokens) & set(g2p.INVENTORY)  # phones, not jamo: no silent initial ㅇ token
     assert phonemes.token_type_of(["<blank>", *tokens]) == "espeak"
@@ -30,6 +32,15 @@ def test_unknown_characters_as_the_jamo_front_end():
     assert dropped == ["A"]
     with pytest.raises(ValueError, match="token type"):
         phonemes.tokens_of("안녕", "ipa")
+
+
+@needs_espeak
+@pytest.mark.parametrize("char", sorted(set(g2p._PUNCT) | g2p.SILENT))
+def test_punctuation_and_silent_characters_are_not_read_as_words(char):
+    """espeak-ng reads '~' as English "tilde" and '*' as "asterisk": the g2p's punctuation reaches it as , . ! ?"""
+    tokens = phonemes.text_to_phonemes(f"가{char}나")
+    assert not any(t.startswith("(") for t in tokens) and set(tokens) <= set(phonemes.inventory()), tokens
+    assert len([t for t in tokens if t != "sil"]) == len([t for t in phonemes.text_to_phonemes("가 나") if t != "sil"])
 
 
 @needs_espeak
@@ -64,3 +75,25 @@ def test_write_durations_names_the_line_of_a_mismatch(tmp_path):
     (tmp_path / "text_phn").write_text("u1 sil a sil\nu2 sil a sil\n")
     text.write_durations(tmp_path, 1000, 10)
     assert read_table(tmp_path / "durations") == {"u1": "10 10 10", "u2": "10 10 10"}
+
+
+@needs_espeak
+def test_a_language_switch_of_espeak_is_an_error(monkeypatch):
+    monkeypatch.setattr(phonemes, "speakable", lambda text, *a: text)  # '~' reaches espeak-ng as it is
+    with pytest.raises(ValueError, match=r"switched language \(\(en\) \(ko\)\)"):
+        phonemes.text_to_phonemes("가~나")
+
+
+def test_durations_and_token_list_refuse_the_other_token_type(tmp_path):
+    (tmp_path / "text_phn").write_text("u1 ᄀ ᅡ\n", encoding="utf-8")
+    (tmp_path / "utt2num_frames").write_text("u1 20\n")
+    (tmp_path / "phones.ctm").write_text("u1 1 0.0 0.1 g\nu1 1 0.1 0.1 a\n")
+    with pytest.raises(DataDirError, match="holds jamo tokens, not espeak ones"):
+        text.write_durations(tmp_path, 1000, 10)
+    with pytest.raises(DataDirError, match="holds jamo tokens, not espeak ones"):
+        text.write_token_list(tmp_path / "text_phn", tmp_path / "tokens.txt")
+    assert not (tmp_path / "durations").exists() and not (tmp_path / "tokens.txt").exists()
+    (tmp_path / "text_phn").write_text("u1 sil a sil\nu2 sil a sil\n")  # u2 has no phone times
+    (tmp_path / "phones.ctm").write_text("u1 1 0.0 0.1 sil\nu1 1 0.1 0.05 a\nu1 1 0.15 0.05 sil\n")
+    with pytest.raises(DataDirError, match=r"text_phn:2: utterance u2 has no entry in .*phones.ctm"):
+        text.write_durations(tmp_path, 1000, 10)

@@ -17,8 +17,8 @@ Attention failures of the autoregressive models (Tacotron2, Transformer), per ut
 saved at synthesis (<decode>/att_ws/<utt>.npy; for the Transformer the encoder-decoder head with the highest
 focus rate = mean over frames of the largest weight, as ESPnet's DurationCalculator picks it), with p_t the
 argmax input token of output frame t:
-  skip:       p_t - p_{t-1} > SKIP_TOKENS (it jumps over more than a syllable: jamo tokens come 2-3 per syllable
-              and a silent initial or a <space> may legitimately take no frame),
+  skip:       p_t - p_{t-1} > SKIP_TOKENS (it jumps over more than a syllable: phoneme and jamo tokens come 2-3
+              per syllable, and a silent initial or a <space> (jamo) may legitimately take no frame),
   repeat:     p_t < max_{s<t} p_s - SKIP_TOKENS (it goes back over a syllable it had passed),
   incomplete: the last frame's p_T is not among the last SKIP_TOKENS input tokens (stopped early), or the
               decoder ran to its maximum length (never stopped).

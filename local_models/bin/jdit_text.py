@@ -1,4 +1,4 @@
-"""Text side of the KSS / JDI-T recipe: jamo phoneme tokens, the ESPnet token list, shapes, durations.
+"""Text side of the KSS / JDI-T recipe: phoneme tokens (espeak-ng or jamo), the ESPnet token list, shapes, durations.
 
 Subcommands (each with --help):
   g2p DATA_DIR            data/<set>/text -> data/<set>/text_phn (`<utt> tok tok ...`): espeak-ng phonemes

@@ -148,7 +148,7 @@ def normalize(text: str) -> str:
     return spelled
 
 
-def text_to_tokens(text: str, token_type: str = "jamo") -> List[str]:
+def text_to_tokens(text: str, token_type: str) -> List[str]:
     """Typed Korean TEXT -> tokens of TOKEN_TYPE, jamo or espeak-ng phonemes (normalize, then
     phonemes.tokens_of). ValueError for empty text, text with nothing to pronounce, or characters nothing reads
     (UnreadableText, with their positions)."""

@@ -11,7 +11,8 @@ training sentence). The labels do not depend on the voice's pitch, and the corpu
 The jamo front end (`g2p.text_to_tokens`) stays for recorded speech (real KSS), where no engine event exists.
 
 Text is checked as the jamo g2p checks it (a character with no Korean reading: `G2PError` naming it, or dropped
-with unknown="drop"), so both token types accept the same texts.
+with unknown="drop"), so both token types accept the same texts; espeak-ng is given the g2p's punctuation as
+ASCII , . ! ? and none of its silent characters (it would read '~' or '*' as English words).
 """
 from __future__ import annotations
 
@@ -28,22 +29,31 @@ SIL = synth.SIL
 ESPEAK_VOICE = synth.Voice("ko", "f2", rate=160, pitch=60, pitch_range=60)
 
 
+# what espeak-ng is given for the jamo g2p's punctuation: its pause class as plain ASCII (espeak reads some other
+# marks as words, e.g. '~' as English "tilde"); the g2p's silent characters are removed
+_ESPEAK_PUNCT = {ch: {g2p.PAUSE: ","}.get(tok, tok) for ch, tok in g2p._PUNCT.items()}
+
+
 def speakable(text: str, unknown: str = "error", dropped: Optional[List[str]] = None) -> str:
-    """TEXT with the characters the jamo g2p drops removed (unknown="drop"); G2PError / ValueError as g2p."""
+    """TEXT as espeak-ng is to read it: the characters the jamo g2p drops removed (unknown="drop"), its silent
+    characters removed, its punctuation as ASCII , . ! ?; G2PError / ValueError as g2p."""
     own: List[str] = []
     g2p.text_to_tokens(text, unknown=unknown, dropped=own)
     if dropped is not None:
         dropped.extend(own)
-    if not own:
-        return text
-    gone = set(own)
-    return "".join(ch for ch in text if ch not in gone)
+    gone = set(own) | g2p.SILENT
+    return "".join(_ESPEAK_PUNCT.get(ch, ch) for ch in text if ch not in gone)
 
 
 def text_to_phonemes(text: str, unknown: str = "error", dropped: Optional[List[str]] = None) -> List[str]:
-    """espeak-ng phoneme tokens of TEXT (see the module docstring)."""
+    """espeak-ng phoneme tokens of TEXT (see the module docstring): the phones of its synthesis, as the corpus'
+    phones.ctm holds them (`synth.format_ctm`: a phone shorter than a millisecond has no row, so no token)."""
     utt = synth.synthesize(speakable(text, unknown, dropped), ESPEAK_VOICE)
-    tokens = [label for label, _, _ in utt.phones]
+    ms = lambda n: round(n * 1000 / utt.sample_rate)  # noqa: E731
+    tokens = [label for label, start, end in utt.phones if ms(end) > ms(start)]
+    switched = sorted({t for t in tokens if t.startswith("(") and t.endswith(")")})
+    if switched:  # espeak read part of the text in another language: not Korean phonemes
+        raise ValueError(f"espeak-ng switched language ({' '.join(switched)}) reading {text!r}")
     if all(t == SIL for t in tokens):
         raise ValueError(f"espeak-ng speaks no phone for {text!r}")
     return tokens

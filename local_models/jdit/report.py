@@ -346,10 +346,23 @@ def alignment_note(name: str, rows: dict, x: Optional[str]) -> str:
     return f"{'NO' if rate > NOT_ALIGNED else 'yes'}: attention failed on {fmt(rate, pct=True)} % of utterances"
 
 
+def scored_token_type(args) -> str:
+    """'espeak' or 'jamo': the tokens the scored models read (their config's token list; else the data's list)."""
+    import yaml
+
+    for s in args.systems:
+        conf = Path(args.exp) / f"tts_{s}" / "config.yaml"
+        if conf.is_file():
+            tokens = yaml.safe_load(conf.read_text(encoding="utf-8")).get("token_list")
+            if isinstance(tokens, list):
+                return token_type_of(tokens)
+    data_list = Path(args.data) / "token_list" / "phn" / "tokens.txt"
+    return token_type_of(data_list.read_text(encoding="utf-8").split()) if data_list.is_file() else "espeak"
+
+
 def reference_mapping(args) -> str:
     """How the true phone times became per-token durations, for the run's token type (its token list)."""
-    tokens = Path(args.data) / "token_list" / "phn" / "tokens.txt"
-    kind = token_type_of(tokens.read_text(encoding="utf-8").split()) if tokens.is_file() else "jamo"
+    kind = scored_token_type(args)
     if kind == "espeak":
         return ("one to one: the text tokens are espeak-ng's own Korean phonemes, one per phone event "
                 "(run.sh --token-type espeak, local_models/jdit/phonemes.py)")

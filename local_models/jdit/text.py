@@ -53,9 +53,19 @@ def _read_token_table(path):
     return {utt: v.split() for utt, v in read_table(path).items()}
 
 
+def check_token_type(path, token_seqs, token_type: str) -> None:
+    """DataDirError when PATH's tokens were made by the other front end than TOKEN_TYPE (e.g. a text_phn of an
+    earlier run with the other --token-type)."""
+    found = phonemes.token_type_of({t for seq in token_seqs for t in seq})
+    if found != token_type:
+        raise DataDirError(path, None, f"holds {found} tokens, not {token_type} ones: rerun stage 3 (g2p) with "
+                                       f"--token-type {token_type}, or pass --token-type {found}")
+
+
 def write_token_list(text_phn, out, seen_only: bool = False, token_type: str = "espeak") -> int:
     """ESPnet2 token list of a text_phn (g2p.token_list; the unseen rest of TOKEN_TYPE's inventory) -> OUT."""
     seqs = list(_read_token_table(text_phn).values())
+    check_token_type(text_phn, seqs, token_type)
     tokens = g2p.token_list(seqs, full_inventory=not seen_only, inventory=phonemes.full_inventory(token_type))
     seen = len(set(t for s in seqs for t in s))
     with atomic_open(out) as f:
@@ -102,18 +112,20 @@ def write_durations(data_dir, sample_rate: int = 22050, hop_length: int = 256, c
     one to one for espeak-ng phoneme tokens (durations.event_frames), aligned for jamo (durations.token_frames)."""
     d = Path(data_dir)
     tokens = _read_token_table(d / "text_phn")
+    check_token_type(d / "text_phn", tokens.values(), token_type)
     num_frames = {u: int(v) for u, v in read_table(d / "utt2num_frames").items()}
     times = read_ctm_times(d / ctm)
+    line_of = {row.split(maxsplit=1)[0]: n for n, row in iter_lines(d / "text_phn")}
     table, cost, n_tok = {}, 0.0, 0
     for utt, toks in tokens.items():
         if utt not in times or utt not in num_frames:
-            raise DataDirError(d / (ctm if utt not in times else "utt2num_frames"), None, f"no entry for {utt}")
+            raise DataDirError(d / "text_phn", line_of[utt], f"utterance {utt} has no entry in "
+                                                             f"{d / (ctm if utt not in times else 'utt2num_frames')}")
         if token_type == "espeak":
             try:
                 frames, c = durations.event_frames(toks, times[utt], num_frames[utt], sample_rate, hop_length), 0.0
             except ValueError as e:
-                line = next(n for n, row in iter_lines(d / "text_phn") if row.split(maxsplit=1)[0] == utt)
-                raise DataDirError(d / "text_phn", line, f"utterance {utt}: {e}") from None
+                raise DataDirError(d / "text_phn", line_of[utt], f"utterance {utt}: {e}") from None
         else:
             frames, c = durations.token_frames(toks, times[utt], num_frames[utt], sample_rate, hop_length)
         table[utt], cost, n_tok = frames, cost + c, n_tok + len(toks)

@@ -293,11 +293,11 @@ def precision_table(lat: dict) -> list:
     if with_mcd:
         what += f"; test MCD of the trained models on {lat.get('mcd_speaker', '?')}_test synthesised in that precision"
         trained, timed = lat.get("mcd_model_params", {}), {s: f.get("params") for s, f in lat.get("fits", {}).items()}
-        other = sorted(s for s in trained if trained[s] != timed.get(s))
+        other = sorted(s for s in trained if timed.get(s) and trained[s] != timed[s])
         if other:
             what += (" (the MCD comes from the recipe's trained models, the times from models of the timed size: they "
                      "differ for " + ", ".join(f"{LABELS.get(s, s)} {trained[s] / 1e6:.2f} M trained vs "
-                                               f"{timed[s] / 1e6:.2f} M timed" for s in other if timed.get(s)) + ")")
+                                               f"{timed[s] / 1e6:.2f} M timed" for s in other) + ")")
     lines = [what + ":",
              "", head, "| --- |" + " --- |" * (len(precs) * (3 if with_mcd else 2))]
     for s in by[precs[0]]["fits"]:
