@@ -74,7 +74,7 @@ def test_scorer_writes_sclite_result_and_the_espnet_table(tmp_path):
     d.mkdir(parents=True)
     (d / "hyp").write_text("u1 a x c d e\nu2 e f\n", encoding="utf-8")
     scorer = Scorer(data, exp)
-    per = scorer.counts(d, "test")
+    per = scorer.score_dir(d, "test")
     assert per["hi"].wer == 50.0 and per["ta"].wer == 0.0
     text = (d / "score_wer" / "result.txt").read_text(encoding="utf-8")
     assert "|Sum/Avg|2|6|83.3|16.7|0.0|16.7|33.3|50.0|" in text

@@ -73,9 +73,10 @@ class Scorer:
             self._refs[test_set] = (read_text(d / "text_norm"), read_table(d / "utt2lid"))
         return self._refs[test_set]
 
-    def counts(self, decode_dir: Path, test_set: str, hyp_name: str = "hyp",
-               restrict_lang: Optional[str] = None) -> Optional[Dict[str, Counts]]:
-        """Per-language counts of a decode dir (None if it was not decoded); restrict_lang: only that
+    def score_dir(self, decode_dir: Path, test_set: str, hyp_name: str = "hyp",
+                  restrict_lang: Optional[str] = None) -> Optional[Dict[str, Counts]]:
+        """Score a decode dir: per-language counts (None if it was not decoded), kept in self.dirs /
+        self.utt_errors, and its sclite-style score_wer[_<hyp_name>]/result.txt written; restrict_lang: only that
         language's utterances (a monolingual model decodes its own language only)."""
         hyp_path = decode_dir / hyp_name
         if not hyp_path.is_file():
@@ -147,7 +148,7 @@ def collect(args, scorer: Scorer, langs, own_sets, extra_sets):
         for sys_dir, sub, only in dirs_and_langs:
             for x in sets:
                 d = args_exp / sys_dir / f"decode_{x}" / sub
-                merge(per, scorer.counts(d, x, hyp_name, only))
+                merge(per, scorer.score_dir(d, x, hyp_name, only))
                 utts.update({f"{x}/{u}": v for u, v in scorer.utt_errors.get(str((d / hyp_name).relative_to(
                     args_exp)), {}).items()})
         if utts:
@@ -191,7 +192,7 @@ def switchoff_rows(args, scorer: Scorer, langs, sets) -> List[dict]:
             d = base / f"decode_{x}" / "switchoff" / name
             if not (d / "hyp").is_file():
                 continue
-            merge(per, scorer.counts(d, x))
+            merge(per, scorer.score_dir(d, x))
             if (d / "decode_stats.json").is_file():
                 st = json.loads((d / "decode_stats.json").read_text())
                 if st.get("T_avg") is not None:
