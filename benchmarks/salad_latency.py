@@ -83,7 +83,8 @@ def build(recipe: Path, system: str, suffix: str, idim: int, trained: bool, spea
 
 def mcd_on_test_set(recipe: Path, speaker: str, system: str, precision: str) -> tuple:
     """(pooled MCD (dB) of the trained model's synthesis of <speaker>_test in `precision` (as salad_decode scores),
-    the trained model's parameter count: its size is the recipe run's, which need not be the timed one's)."""
+    the trained model's parameter count (fp32 only: int8 packs its weights out of parameters()). Its size is the
+    recipe run's, which need not be the timed one's."""
     import kaldiio
 
     from local_models.common.datadir import read_table
@@ -95,7 +96,7 @@ def mcd_on_test_set(recipe: Path, speaker: str, system: str, precision: str) -> 
     ling, ref = read_table(dump / "ling.scp"), read_table(dump / "acou.scp")
     per_utt = [acoustic.scores(np.asarray(kaldiio.load_mat(ref[u])), model.synthesise_frames(kaldiio.load_mat(ling[u])))
                for u in sorted(ling)]
-    params = sum(p.numel() for p in load_trained(recipe / "exp" / speaker / system).net.parameters())
+    params = sum(p.numel() for p in model.net.parameters()) if precision == "fp32" else None
     return float(acoustic.pool_scores(per_utt)["mcd_db"]), params
 
 
@@ -212,7 +213,9 @@ def main(argv=None):
             # long points outliers, so speed-ups are taken from this, not from the fit
             fits[s]["measured_at_max_s"] = max(points[s])[1]
             if args.mcd:
-                mcd[s], mcd_params[s] = mcd_on_test_set(recipe, args.speaker, s, prec)
+                mcd[s], n = mcd_on_test_set(recipe, args.speaker, s, prec)
+                if n is not None:
+                    mcd_params[s] = n
             print(f"{prec} {s}: {params[s] / 1e6:.2f} M params, latency at {args.max_seconds:.0f} s "
                   f"{fits[s]['latency_at_max_s']:.3f} s (measured {fits[s]['measured_at_max_s']:.3f} s, slope "
                   f"{fits[s]['slope']:.4f})" + (f", test MCD {mcd[s]:.2f} dB" if s in mcd else ""), flush=True)
@@ -234,7 +237,8 @@ def main(argv=None):
         report["by_precision"][prec] = {"fits": fits, "points": points, "matmul_peaks": peaks}
         if mcd:
             report["by_precision"][prec]["test_mcd_db"] = mcd
-            report["mcd_model_params"] = mcd_params  # the trained models scored (timed ones: fits[s]["params"])
+            if mcd_params:  # the trained models scored (timed ones: fits[s]["params"])
+                report["mcd_model_params"] = mcd_params
             report["mcd_speaker"] = args.speaker
         plot(points, fits, recipe / "exp" / "images" / f"latency_{prec}.png",
              f"CPU inference time, {prec}, {args.threads} thread(s) (paper Fig. 3)")

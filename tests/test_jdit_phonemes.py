@@ -97,3 +97,10 @@ def test_durations_and_token_list_refuse_the_other_token_type(tmp_path):
     (tmp_path / "phones.ctm").write_text("u1 1 0.0 0.1 sil\nu1 1 0.1 0.05 a\nu1 1 0.15 0.05 sil\n")
     with pytest.raises(DataDirError, match=r"text_phn:2: utterance u2 has no entry in .*phones.ctm"):
         text.write_durations(tmp_path, 1000, 10)
+
+
+def test_ms_phones_is_the_ctm_rounding():
+    """Phone times as phones.ctm holds them (tokens and the CTM share the rule): ms boundaries, shorter ones out."""
+    phones = [("sil", 0, 10), ("a", 10, 30), ("n", 30, 22050)]  # 0.45 ms, then 1.36 ms -> [0, 1) ms, [1, 1000) ms
+    assert synth.ms_phones(phones, 22050) == [("a", 0, 1), ("n", 1, 1000)]
+    assert synth.format_ctm([("u", 22050, 22050, phones)]) == ["u 1 0.000 0.001 a\n", "u 1 0.001 0.999 n\n"]

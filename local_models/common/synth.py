@@ -445,18 +445,23 @@ def _run_jobs(jobs: List[tuple], nj: int, progress: bool):
             bar.close()
 
 
-def format_ctm(results: Iterable[Tuple[str, int, int, List[Tuple[str, int, int]]]]) -> List[str]:
-    """CTM lines ``<utt> 1 <start_s> <dur_s> <phone>``, sorted by utterance (C order) then time.
+def ms_phones(phones: Sequence[Tuple[str, int, int]], rate: int) -> List[Tuple[str, int, int]]:
+    """PHONES (label, start, end samples at RATE) as phones.ctm holds them: boundaries rounded to milliseconds
+    (start = round(b_i), end = round(b_{i+1}), so an utterance's durations sum exactly to its rounded length), a
+    phone shorter than that rounding left out."""
+    out = []
+    for label, start, end in phones:
+        s_ms, e_ms = round(start * 1000 / rate), round(end * 1000 / rate)
+        if e_ms > s_ms:
+            out.append((label, s_ms, e_ms))
+    return out
 
-    Times are rounded on boundaries (start = round(b_i), dur = round(b_{i+1}) - round(b_i)) so
-    that each utterance's durations sum exactly to its rounded length."""
-    lines = []
-    for utt_id, _, rate, phones in sorted(results, key=lambda r: c_sort_key(r[0])):
-        for label, start, end in phones:
-            s_ms, e_ms = round(start * 1000 / rate), round(end * 1000 / rate)
-            if e_ms > s_ms:
-                lines.append(f"{utt_id} 1 {s_ms / 1000:.3f} {(e_ms - s_ms) / 1000:.3f} {label}\n")
-    return lines
+
+def format_ctm(results: Iterable[Tuple[str, int, int, List[Tuple[str, int, int]]]]) -> List[str]:
+    """CTM lines ``<utt> 1 <start_s> <dur_s> <phone>``, sorted by utterance (C order) then time (ms_phones)."""
+    return [f"{utt_id} 1 {s / 1000:.3f} {(e - s) / 1000:.3f} {label}\n"
+            for utt_id, _, rate, phones in sorted(results, key=lambda r: c_sort_key(r[0]))
+            for label, s, e in ms_phones(phones, rate)]
 
 
 def synthesize_corpus(

@@ -3,7 +3,8 @@
 Data side: `phonemes` (Korean text -> espeak-ng phoneme tokens, one per phone event of the mini corpus: the
 recipe's default), `g2p` (Hangul -> jamo-level tokens, offline, with `jamo`: recorded speech), `data` (KSS
 transcript reader, held-out split, data dirs), `durations` (per-token durations from the mini corpus' true
-espeak-ng phone times: one to one, or aligned to jamo) and `text` (what `bin/jdit_text` writes: text_phn, token list, shapes, durations). Model side:
+espeak-ng phone times: one to one, or aligned to jamo) and `text` (what `bin/jdit_text` writes: text_phn, token
+list, shapes, durations). Model side:
 `model.JDIT` (feed-forward Transformer + duration predictor, jointly trained with an autoregressive aligner),
 `attention` (forward attention of Algorithm 1, durations from attention) and `task` (registers `tts: jdit` in
 ESPnet2's TTS task; `python -m local_models.bin.jdit_train`). Recipe side (egs/kss/tts1): `inference`

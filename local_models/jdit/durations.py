@@ -1,7 +1,8 @@
 """Reference durations (frames per text_phn token) from the mini corpus' true espeak-ng phone times.
 
 With espeak-ng phoneme tokens (`phonemes`, the recipe's default) every token is one phone event: `event_frames`
-maps them one to one. With jamo tokens (`g2p`, the front end for recorded speech), espeak-ng reads Korean jamo by jamo (its ko rules map each conjoining jamo to 0-2 phones: silent initial
+maps them one to one. With jamo tokens (`g2p`, the front end for recorded speech), espeak-ng reads Korean jamo
+by jamo (its ko rules map each conjoining jamo to 0-2 phones: silent initial
 ㅇ -> none, ㅊ -> tS h, ㅘ -> w a, ㄺ -> l g or k ...), so its phone sequence and our jamo tokens are
 nearly parallel but not 1:1. `align` finds the monotonic assignment of every phone to one token that
 costs least under a small compatibility table (a jamo takes 0-4 consecutive phones; consonant jamo

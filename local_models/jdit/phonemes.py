@@ -47,10 +47,9 @@ def speakable(text: str, unknown: str = "error", dropped: Optional[List[str]] = 
 
 def text_to_phonemes(text: str, unknown: str = "error", dropped: Optional[List[str]] = None) -> List[str]:
     """espeak-ng phoneme tokens of TEXT (see the module docstring): the phones of its synthesis, as the corpus'
-    phones.ctm holds them (`synth.format_ctm`: a phone shorter than a millisecond has no row, so no token)."""
+    phones.ctm holds them (`synth.ms_phones`: a phone shorter than a millisecond has no row, so no token)."""
     utt = synth.synthesize(speakable(text, unknown, dropped), ESPEAK_VOICE)
-    ms = lambda n: round(n * 1000 / utt.sample_rate)  # noqa: E731
-    tokens = [label for label, start, end in utt.phones if ms(end) > ms(start)]
+    tokens = [label for label, _, _ in synth.ms_phones(utt.phones, utt.sample_rate)]
     switched = sorted({t for t in tokens if t.startswith("(") and t.endswith(")")})
     if switched:  # espeak read part of the text in another language: not Korean phonemes
         raise ValueError(f"espeak-ng switched language ({' '.join(switched)}) reading {text!r}")

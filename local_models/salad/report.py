@@ -358,9 +358,11 @@ def speed_bound(lat: dict) -> list:
              f"the LSTM's recurrence is matrix-vector, frame after frame ({r['dense_gflops_at_max_s']:.0f} GFLOP/s). "
              "The speed-up is that throughput ratio times the arithmetic ratio "
              f"({w['dense_gflops_at_max_s'] / r['dense_gflops_at_max_s']:.1f} x {mr / mw:.2f}), and the throughput "
-             "ratio cannot exceed what the CPU's matrix-matrix rate has over its matrix-vector rate"
-             + (f" ({peaks['mm_gflops'] / peaks['mv_gflops']:.1f} on this CPU, plain {peaks['n']} x {peaks['n']} "
-                "products)." if (peaks := lat.get("matmul_peaks") or {}).get("mm_gflops") else ".")]
+             "ratio cannot exceed what the CPU's matrix-matrix rate has over its matrix-vector rate."]
+    peaks = lat.get("matmul_peaks") or {}
+    if peaks.get("mm_gflops"):
+        lines[-1] = lines[-1][:-1] + (f" ({peaks['mm_gflops'] / peaks['mv_gflops']:.1f} on this CPU, plain "
+                                      f"{peaks['n']} x {peaks['n']} products).")
     if not lat.get("config_suffix"):  # paper sizes: the paper's own RNN latency in the same terms
         lines[-1] += (f" The paper's Big RNN took 64.84 s for 35 s of speech, i.e. {2 * mr * 7000 / 64.84 / 1e9:.1f} "
                       "GFLOP/s on this arithmetic: its order of magnitude comes from a slow RNN implementation more "
