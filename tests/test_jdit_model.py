@@ -155,15 +155,21 @@ def test_viterbi_path_matches_enumeration_of_all_monotonic_paths():
 
 
 def test_viterbi_durations_use_future_frames_where_the_filtered_argmax_lags():
-    # Token 1 is favoured only mildly on frames 2-3 and strongly from frame 4: the filtered forward attention
-    # (argmax alpha_t) switches late; the best path, which sees the later frames, switches at frame 2.
+    # Token 1 is favoured only mildly by steps 2-3 and strongly from step 4: the filtered forward attention
+    # (argmax alpha_t) switches late; the best path, which sees the later steps, switches at step 2, and as step
+    # t + 1 is the first to have seen frame t (teacher forcing on the shifted frames), at frame 1.
     w = torch.tensor([[0.9, 0.1], [0.9, 0.1], [0.4, 0.6], [0.4, 0.6], [0.02, 0.98], [0.02, 0.98]])
     log_w = torch.log(w)[None]
     move = torch.full((1, 6), -2.0)  # moving costs: the transition agent says "stay" (u = 0.12)
     argmax_d = durations_from_attention(forward_attention(log_w, move), torch.tensor([2]), torch.tensor([6]))
     vit_d = viterbi_durations(log_w, move, torch.tensor([2]), torch.tensor([6]))
     assert argmax_d.tolist() == [[4, 2]]
-    assert vit_d.tolist() == [[2, 4]]
+    assert vit_d.tolist() == [[1, 5]]
+    # the same path as viterbi_path on the weights moved one step back (the last frame keeps its own)
+    lw = torch.log_softmax(log_w[0], -1)
+    stay, mv = torch.nn.functional.logsigmoid(-move[0]), torch.nn.functional.logsigmoid(move[0])
+    path = viterbi_path(torch.cat([lw[1:], lw[-1:]]).double().numpy(), stay.double().numpy(), mv.double().numpy())
+    assert np.bincount(path, minlength=2).tolist() == [1, 5]
     # padding: frames and tokens beyond the lengths are not counted; rows sum to the frame count
     pad = torch.cat([log_w, torch.full((1, 6, 1), -1e30)], dim=-1)
     d = viterbi_durations(torch.cat([pad, pad]), None, torch.tensor([2, 2]), torch.tensor([6, 3]))

@@ -416,7 +416,8 @@ def _duration_lines(args, durs) -> list:
             if v:
                 L += ["", f"Read-out check on `{x}` against the {REFERENCE_NAMES[refname]}: the best monotonic path "
                       f"through the same attention (content weights and transition probabilities of the recursion, "
-                      f"ending on the last token; local_models/jdit/attention.py `viterbi_durations`) gives MAE "
+                      f"ending on the last token, each frame read off the decoder step after it, the first whose query has "
+                      f"seen it; local_models/jdit/attention.py `viterbi_durations`) gives MAE "
                       f"{fmt(v['mae_frames'])} frames against the argmax's {fmt(m['mae_frames'])}. The paper's "
                       "argmax of the forward attention is a filtered read-out (frame t sees frames up to t), the "
                       "best path uses the whole utterance. Not the paper's rule, not what training uses, not the "
