@@ -34,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from local_models.common import gpu_report  # noqa: E402
+from local_models.common.cli import positive  # noqa: E402
 
 DEFAULT_OUT = gpu_report.RESULTS_FILE
 # environment a recipe run must not inherit (a real corpus location would replace the mini corpus)
@@ -137,6 +138,9 @@ def get_parser():
     p = argparse.ArgumentParser(prog="gpu_check", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"], help="where to train, decode and time")
+    p.add_argument("--nj", type=positive(int), default=2,
+                   help="run.sh's parallel jobs (feature extraction, trainings, decodings; default 2). At smoke size "
+                        "each job is mostly Python start-up: 1 where the CPU is shared, as by the tests' two workers")
     p.add_argument("--steps", type=int, default=10, help="training steps through run.sh, and timed steps (default 10)")
     p.add_argument("--max-batch", type=int, default=0, help="cap on the timed batch (0: the paper's batch)")
     p.add_argument("--precisions", default="fp32 bf16", help="timed precisions (bf16: autocast)")
@@ -369,7 +373,7 @@ def main(argv=None):
         dst = work / r.name.replace("/", "_")
         capped = r.capped_batch.format(n=args.max_batch) if args.max_batch else ""
         dev = device_options(args.device, args.steps, capped)
-        cpu = r.cpu_args if args.device == "cpu" else []
+        cpu = ["--nj", str(args.nj)] + (r.cpu_args if args.device == "cpu" else [])
         steps = []
         if args.stage in ("all", "prepare"):
             shutil.rmtree(dst, ignore_errors=True)

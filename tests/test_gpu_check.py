@@ -24,7 +24,7 @@ def check(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("gpu_check")
     out = tmp / "gpu_check.json"
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--device", "cpu", "--steps", "1",
-                           "--max-batch", "1", "--precisions", "fp32", "--out", str(out), "--workdir", str(tmp / "w")],
+                           "--max-batch", "1", "--nj", "1", "--precisions", "fp32", "--out", str(out), "--workdir", str(tmp / "w")],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:] + proc.stdout[-2000:]
     return json.loads(out.read_text()), tmp / "w", proc.stdout

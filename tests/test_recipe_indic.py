@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "egs" / "indic" / "asr1"
 pytestmark = pytest.mark.skipif(not (ROOT / "tools" / "venv" / "bin" / "python").exists(),
                                 reason="needs tools/venv (make install)")
-SMALL = ("--langs", "en hi", "--mini-train-min", "en=0.6 hi=0.4", "--mini-dev-min", "0.2", "--mini-test-min", "0.2",
+SMALL = ("--nj", "1", "--langs", "en hi", "--mini-train-min", "en=0.6 hi=0.4", "--mini-dev-min", "0.2", "--mini-test-min", "0.2",
          "--mini-train-spk", "4", "--mini-dev-spk", "2", "--systems", "mono vanilla onehot multisoftmax multisoftmax_lid",
          "--finetune", "multisoftmax", "--ft-epochs", "1", "--train-config-suffix", "_smoke",
          "--switch-off-grid", "inf:inf 3:0.5")

@@ -285,7 +285,7 @@ def recipe(tmp_path_factory):
     recipe = tmp_path_factory.mktemp("kss") / "tts1"
     shutil.copytree(RECIPE, recipe, ignore=shutil.ignore_patterns("data", "dump", "exp", "RESULTS.md"))
     # the speed benchmark once per model and sentence, on one thread (the smoke run only checks that it runs)
-    run_recipe(recipe, "--mini-utts", "12", "--test-sets", "test", "--train-args", "--max_epoch 1 --batch_size 4",
+    run_recipe(recipe, "--nj", "1", "--mini-utts", "12", "--test-sets", "test", "--train-args", "--max_epoch 1 --batch_size 4",
                "--griffin-lim-iters", "4", "--pwg-max-steps", "2", "--bench-repeats", "1", "--bench-threads", "1")
     return recipe
 

@@ -29,7 +29,7 @@ def recipe(tmp_path_factory):
         pytest.skip(f"{why} (tools/install.sh installs the packages as root)")
     dst = tmp_path_factory.mktemp("sad") / "sad1"
     shutil.copytree(RECIPE, dst, ignore=shutil.ignore_patterns("data", "dump", "exp", "downloads", "RESULTS.md"))
-    run(dst, "--train-min", "1", "--dev-min", "1", "--eval-min", "1", "--eval-ood-min", "1", "--train-config-suffix",
+    run(dst, "--nj", "1", "--train-min", "1", "--dev-min", "1", "--eval-min", "1", "--eval-ood-min", "1", "--train-config-suffix",
         "_smoke", "--seg-grid", "5:1 9:3", "--data-args", "--nonspeech-scale 0.2")
     return dst
 

@@ -16,7 +16,7 @@ RECIPE = ROOT / "egs" / "tcstar" / "tts1"
 SYSTEMS = "small_rnn big_salad big_salad_win"
 pytestmark = pytest.mark.skipif(not (ROOT / "tools" / "venv" / "bin" / "python").exists(),
                                 reason="needs tools/venv (make install)")
-SMALL = ("--mini-utts", "24", "--systems", SYSTEMS, "--train-config-suffix", "_smoke", "--streams", "8", "--window", "40",
+SMALL = ("--nj", "1", "--mini-utts", "24", "--systems", SYSTEMS, "--train-config-suffix", "_smoke", "--streams", "8", "--window", "40",
          "--num-wavs", "2")
 
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(not (ROOT / "tools" / "venv" / "bin" / "python")
                                 reason="needs tools/venv (make install)")
 
 
-SMALL = ("--unit-min", "0.6", "--voice-min", "0.4", "--test-min", "0.4", "--train-config-suffix", "_smoke",
+SMALL = ("--nj", "1", "--unit-min", "0.6", "--voice-min", "0.4", "--test-min", "0.4", "--train-config-suffix", "_smoke",
          "--systems", SYSTEMS, "--inverter-system", "trf_mfcc_k128", "--griffin-lim-iters", "4")
 
 
