@@ -19,6 +19,7 @@ Writes <recipe>/exp/latency.json and exp/images/latency_<precision>.png.
 """
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -194,7 +195,9 @@ def main(argv=None):
         if missing:
             raise SystemExit(f"salad_latency: --mcd needs trained models: exp/{args.speaker}/{{{','.join(missing)}}} "
                              "missing (run.sh stage 4)")
+    # the 1-minute load average before any timing: whether other work shared the CPU (it was not idle)
     report = {"threads": args.threads, "hardware": hardware(), "cpu_model": cpu_model(), "cpu_flags": flags,
+              "cores": os.cpu_count(), "load_average_at_start": round(os.getloadavg()[0], 2),
               "max_seconds": args.max_seconds,
               "config_suffix": args.config_suffix, "trained": args.trained, "by_precision": {}}
     for prec in args.precision:

@@ -215,8 +215,18 @@ def test_latency_benchmark_per_precision_with_distortion(recipe):
     for f in lat["fits"].values():
         assert f["dense_share_of_mm_peak"] == pytest.approx(f["dense_gflops_at_max_s"] / peaks["mm_gflops"])
     assert f"matrix-matrix {peaks['mm_gflops']:.0f} GFLOP/s" in md and lat["cpu_model"] in md
+    assert lat["cores"] >= 1 and f"load average when it started was {lat['load_average_at_start']:.2f}" in md
     m = json.loads((recipe / "exp" / "results.json").read_text())["systems"]["M1_big_salad_win"]
     assert m["speedup_vs_big_rnn_int8"] > 0 and m["latency_35s_measured_fp32"] > 0
+
+
+def test_latency_section_says_whether_the_cpu_was_shared():
+    from local_models.salad.report import load_text
+
+    assert load_text({}) == ""  # a latency.json from before the load was recorded
+    assert "upper bounds" in load_text({"load_average_at_start": 1.3, "cores": 2})
+    idle = load_text({"load_average_at_start": 0.1, "cores": 2})
+    assert "0.10 on 2 cores" in idle and "idle" in idle and "upper bounds" not in idle
 
 
 def test_precision_table_says_when_the_mcd_models_are_not_the_timed_ones():

@@ -245,6 +245,16 @@ def f0_histograms(exp: Path, speakers, test_of, out_dir: Path) -> dict:
     return stds
 
 
+def load_text(lat: dict) -> str:
+    """How busy the CPU was when the latency run started (older latency.json files did not record it)."""
+    load = lat.get("load_average_at_start")
+    if load is None:
+        return ""
+    busy = load >= 0.5
+    return (f" The 1-minute load average when it started was {load:.2f} on {lat.get('cores', '?')} cores: "
+            + ("other work shared the CPU, so the latencies are upper bounds." if busy else "the CPU was idle."))
+
+
 def latency_lines(lat: dict) -> list:
     at = f"{lat.get('max_seconds', 35):g}"
     cpu = f"{lat['cpu_model']}, " if lat.get("cpu_model") else ""
@@ -253,7 +263,7 @@ def latency_lines(lat: dict) -> list:
              f"conf/tuning/train_<system>{lat.get('config_suffix', '')}.yaml"
              f"{' (the paper sizes)' if not lat.get('config_suffix') else ''}, batch 1, every test file plus long "
              f"inputs up to {lat.get('max_seconds', 35)} s of speech; RANSAC linear fit of latency on generated "
-             f"length). Headline precision {lat.get('precision', 'fp32')}, as the paper:", "",
+             f"length).{load_text(lat)} Headline precision {lat.get('precision', 'fp32')}, as the paper:", "",
              f"| Model | max. latency, RANSAC fit at {at} s [s] ours | paper [s] | measured at {at} s [s] | "
              f"slope [s per s of speech] | speed-up vs Big RNN (measured at {at} s) | dense mult-adds per frame | "
              "achieved GFLOP/s on them | share of the CPU's matrix-matrix peak |",
