@@ -234,9 +234,10 @@ def main(argv=None):
         for f in fits.values():
             if peaks["mm_gflops"]:
                 f["dense_share_of_mm_peak"] = f["dense_gflops_at_max_s"] / peaks["mm_gflops"]
-        print(f"{prec}: plain matmul on this CPU, {args.threads} thread(s): matrix-matrix "
-              f"{peaks['mm_gflops'] or 0:.0f} GFLOP/s, matrix-vector {peaks['mv_gflops'] or 0:.1f} GFLOP/s "
-              f"(n = {peaks['n']})", flush=True)
+        if peaks["mm_gflops"]:
+            print(f"{prec}: plain matmul on this CPU, {args.threads} thread(s): matrix-matrix "
+                  f"{peaks['mm_gflops']:.0f} GFLOP/s, matrix-vector {peaks['mv_gflops']:.1f} GFLOP/s "
+                  f"(n = {peaks['n']})", flush=True)
         report["by_precision"][prec] = {"fits": fits, "points": points, "matmul_peaks": peaks}
         if mcd:
             report["by_precision"][prec]["test_mcd_db"] = mcd
