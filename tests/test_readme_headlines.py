@@ -47,6 +47,7 @@ def test_readme_cells_match_the_committed_results():
 
 def test_cell_text():
     assert cell("egs/x/y", "c0ffee", ["a", "b"]) == "**Measured** (egs/x/y/RESULTS.md, commit `c0ffee`): a; b"
+    assert cell("egs/x/y", "c0ffee", ["a holds.", "b 1.5"]).endswith(": a holds; b 1.5")  # no '.;', numbers kept
 
 
 def test_indic_headline_states_the_averages_and_the_checks():

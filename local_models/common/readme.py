@@ -37,7 +37,8 @@ def headline(results_md: Path) -> Optional[Tuple[str, List[str]]]:
 
 def cell(recipe: str, commit: str, claims: List[str]) -> str:
     """The README cell's text between the markers ('|' escaped: the claims sit in a table cell)."""
-    body = "; ".join(c.replace("|", "\\|") for c in claims)
+    # a claim's own closing full stop would read '.;' before the separator
+    body = "; ".join(c.rstrip().removesuffix(".").replace("|", "\\|") for c in claims)
     return f"**Measured** ({recipe}/RESULTS.md, commit `{commit}`): {body}"
 
 
