@@ -373,19 +373,20 @@ def main(argv=None):
         dst = work / r.name.replace("/", "_")
         capped = r.capped_batch.format(n=args.max_batch) if args.max_batch else ""
         dev = device_options(args.device, args.steps, capped)
-        cpu = ["--nj", str(args.nj)] + (r.cpu_args if args.device == "cpu" else [])
+        # every run.sh call of the recipe: the job count, and on the CPU the smaller sets of cpu_args
+        extra = ["--nj", str(args.nj)] + (r.cpu_args if args.device == "cpu" else [])
         steps = []
         if args.stage in ("all", "prepare"):
             shutil.rmtree(dst, ignore_errors=True)
             shutil.copytree(ROOT / "egs" / r.name, dst,
                             ignore=shutil.ignore_patterns("data", "dump", "exp", "downloads", "RESULTS.md"))
-            steps.append(("data", r.data + cpu))
+            steps.append(("data", r.data + extra))
         if args.stage in ("all", "run"):
             if args.stage == "run" and not (dst / "data").is_dir():
                 result["errors"].append({"recipe": r.name, "step": "run", "error": f"{dst}: not prepared"})
                 continue
-            steps += [("train", r.train + dev + cpu)] + ([("train2", r.train2 + dev + cpu)] if r.train2 else [])
-            steps.append(("decode", r.decode + dev + cpu))
+            steps += [("train", r.train + dev + extra)] + ([("train2", r.train2 + dev + extra)] if r.train2 else [])
+            steps.append(("decode", r.decode + dev + extra))
         try:
             for step, opts in steps:
                 try:
