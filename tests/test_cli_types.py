@@ -7,8 +7,8 @@ from local_models.common.cli import positive
 
 def test_positive_parses_and_rejects():
     assert positive(float)("0.5") == 0.5 and positive(int)("3") == 3
-    for bad in ("0", "-1", "nan"):
-        with pytest.raises(Exception, match="must be > 0"):
+    for bad in ("0", "-1", "nan", "inf"):
+        with pytest.raises(Exception, match="must be a finite number > 0"):
             positive(float)(bad)
     with pytest.raises(Exception, match="not a valid int"):
         positive(int)("1.5")
@@ -22,4 +22,4 @@ def test_tools_refuse_non_positive_values(parser, argv, opt, capsys):
     with pytest.raises(SystemExit) as e:
         parser().parse_args(argv)
     assert e.value.code == 2
-    assert f"argument {opt}: must be > 0" in capsys.readouterr().err
+    assert f"argument {opt}: must be a finite number > 0" in capsys.readouterr().err

@@ -3,6 +3,7 @@ units-to-speech): the --model / --device options, one-line errors for a user's m
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Callable, Optional, Sequence
@@ -19,14 +20,14 @@ USER_ERRORS = (AudioError, PackError, DataDirError, FileNotFoundError, ValueErro
 
 
 def positive(kind: Callable = float) -> Callable[[str], object]:
-    """argparse type: KIND(value) > 0, else argparse's own 'argument --x: ...' error (exit 2)."""
+    """argparse type: a finite KIND(value) > 0, else argparse's own 'argument --x: ...' error (exit 2)."""
     def parse(value: str):
         try:
             x = kind(value)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a valid {kind.__name__}: {value!r}") from None
-        if not x > 0:
-            raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+        if not (x > 0 and math.isfinite(x)):  # nan fails '> 0'; 'inf' would pass it
+            raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {value}")
         return x
     parse.__name__ = f"positive {kind.__name__}"
     return parse
