@@ -55,7 +55,11 @@ def test_full_run_writes_results(recipe):
         # a minute per set: not every kind of event occurs in every set (music: in train, test_stage1_...)
         assert {k for x in ("dev", "eval", "eval_ood") for k in m[x]["robustness"]["fa"]} >= {"tone", "noise"}
         assert m["rtf"] > 0 and m["threads"] == 1
+        # graded scores get the threshold-free table, decisions (statistical SAD, the vote) and duplicates do not
+        assert ("separability" in m["eval_ood"]) == (system in ("energy", "webrtcvad", "silero_vad", "cnn_hmm",
+                                                                "rnn_hmm", "seg_rnn"))
     md = (recipe / "RESULTS.md").read_text()
+    assert "Separability on eval_ood (threshold-free)" in md and "| RNN posterior (RNN + HMM, RNN + median) | " in md
     assert any(c.startswith("Paper's ordering on eval DCF") for c in headline_of_run(recipe))
     assert "| Stat. SAD | " in md and "| Seg. RNN | " in md and "not run here" not in md and "Collar 0.5 s" in md
     for model in ("cnn1d", "rnn", "seg_rnn"):

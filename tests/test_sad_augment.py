@@ -12,7 +12,7 @@ import soundfile as sf
 from local_models.common.datadir import DataDirError, read_table
 from local_models.sad import augment
 from local_models.sad.augment import Event, NonSpeechSet
-from local_models.sad.events import read_events, robustness, write_events
+from local_models.sad.events import read_events, robustness, separability, write_events
 from local_models.sad.labels import read_rttm
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -199,6 +199,23 @@ def test_robustness_shares_against_a_hand_count():
     assert r["fa"]["background"] == pytest.approx(0.5 / 3)
     assert r["miss_by_snr"]["< 5 dB"] == pytest.approx(0.5) and r["miss_by_snr"]["10-15 dB"] == pytest.approx(0.5)
     assert "noise" not in r["fa"] and ">= 15 dB" not in r["miss_by_snr"]
+
+
+def test_separability_is_the_pairwise_ordering_of_speech_and_each_kind():
+    # 1 s at 10 ms: speech 0.0-0.4, music 0.4-0.7 (non-speech), background 0.7-1.0
+    ref = {"r": [(0.0, 0.4)]}
+    events = {"r": [Event(0.0, 0.4, "speech", 10.0), Event(0.4, 0.7, "music", 5.0)], "no_events": []}
+    s = np.r_[np.linspace(0.5, 0.9, 40), np.linspace(0.3, 0.7, 30), np.full(30, 0.1)]
+    auc = separability(ref, {"r": s, "other": np.ones(100)}, events)  # a recording without events is not scored
+    speech, music = s[:40], s[40:70]
+    pairs = (speech[:, None] > music[None, :]).mean() + 0.5 * (speech[:, None] == music[None, :]).mean()
+    assert auc["music"] == pytest.approx(pairs) and 0.6 < auc["music"] < 0.95
+    assert auc["background"] == 1.0 and "tone" not in auc
+    # the same music scored as speech and a tone scored below everything: 0.5 (chance), and 1
+    events["r"].append(Event(0.7, 0.8, "tone", 0.0))
+    s2 = np.r_[np.full(40, 0.6), np.full(30, 0.6), np.full(30, 0.0)]
+    auc2 = separability(ref, {"r": s2}, events)
+    assert auc2["music"] == 0.5 and auc2["tone"] == 1.0
 
 
 def test_mini_corpus_events_and_the_held_out_make(musan, tmp_path):

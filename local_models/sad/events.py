@@ -9,7 +9,10 @@ Metrics, on a 10 ms grid, pooled over the set's recordings:
 - false-alarm share of a kind: of the time a KIND event sounds and the reference is non-speech, the share the
   system calls speech (music under speech is not counted: it is speech time);
 - background-only false alarms: the same over non-speech time with no event at all (the stationary noise);
-- miss rate by SNR band: of the reference speech inside speech rows of that band, the share the system misses.
+- miss rate by SNR band: of the reference speech inside speech rows of that band, the share the system misses;
+- separability of a kind (threshold-free): the ROC AUC of the system's frame scores, reference speech frames against
+  that kind's non-speech frames. It tells a false alarm the operating point makes (AUC near 1, threshold low) from one
+  the model makes (AUC near 0.5: the scores do not tell the kind from speech at any threshold).
 """
 from __future__ import annotations
 
@@ -104,6 +107,35 @@ def robustness(ref: Mapping[str, Intervals], hyp: Mapping[str, Intervals], durat
     return {"fa": {k: fa_num[k] / fa_den[k] for k in fa_den if fa_den[k]},
             "miss_by_snr": {b: miss_num[b] / miss_den[b] for b in miss_den if miss_den[b]},
             "seconds": {**{k: fa_den[k] * GRID for k in fa_den}, **{b: miss_den[b] * GRID for b in miss_den}}}
+
+
+def separability(ref: Mapping[str, Intervals], scores: Mapping[str, np.ndarray],
+                 events: Mapping[str, List[Event]]) -> Dict[str, float]:
+    """{kind: ROC AUC} of the frame SCORES (GRID frames, higher = speech) of the recordings that have events:
+    reference speech frames (positives) against reference non-speech frames where KIND sounds, and against the
+    background (non-speech with no event); a kind with no frames, or a set without speech, is left out."""
+    from sklearn.metrics import roc_auc_score  # only the scoring stage needs it
+
+    pos: List[np.ndarray] = []
+    neg: Dict[str, List[np.ndarray]] = {}
+    for rec, s in scores.items():
+        if rec not in events:
+            continue
+        n = len(s)
+        r = to_mask(ref.get(rec, []), n, GRID)
+        pos.append(s[r])
+        any_event = _mask(events[rec], n, lambda e: e.kind != "speech")
+        for kind in NONSPEECH_KINDS:
+            neg.setdefault(kind, []).append(s[_mask(events[rec], n, lambda e, k=kind: e.kind == k) & ~r])
+        neg.setdefault("background", []).append(s[~r & ~any_event])
+    speech = np.concatenate(pos) if pos else np.zeros(0)
+    out = {}
+    for kind, parts in neg.items():
+        other = np.concatenate(parts)
+        if len(speech) and len(other):
+            y = np.r_[np.ones(len(speech)), np.zeros(len(other))]
+            out[kind] = float(roc_auc_score(y, np.r_[speech, other]))
+    return out
 
 
 def event_seconds(events: Mapping[str, List[Event]]) -> Dict[str, Tuple[int, float]]:

@@ -13,8 +13,8 @@ from local_models.common.plots import pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, update_results
 from local_models.common.training import training_record
 
-from .decisions import PRIMARY_COLLAR, load_durations
-from .events import NONSPEECH_KINDS, SNR_BANDS, band_name, load_events, robustness
+from .decisions import PRIMARY_COLLAR, load_durations, load_scores
+from .events import NONSPEECH_KINDS, SNR_BANDS, band_name, load_events, robustness, separability
 from .labels import load_reference, read_rttm
 from .metrics import score
 
@@ -36,6 +36,17 @@ PAPER_TABLE2 = {
 PAPER_RTF = {"stat_sad": 0.00472, "cnn_hmm": 0.0119, "seg_rnn": 0.0445}
 BASELINES = ("energy", "webrtcvad", "silero_vad")  # not the paper's systems: the robustness check compares against them
 OOD_SET = "eval_ood"
+# systems whose frame score is graded (a posterior, a level, a mode), one row per score: the HMM and median systems of
+# a net share its posteriors, and the statistical SAD's and the vote's scores are already decisions
+SEPARABILITY_ROWS = {
+    "cnn_hmm": "CNN posterior (CNN + HMM, CNN + median)",
+    "rnn_hmm": "RNN posterior (RNN + HMM, RNN + median)",
+    "seg_rnn": "Seg. RNN score",
+    "seg_rnn_devbest": "Seg. RNN score, dev-best (L, S)",
+    "energy": "energy over the floor (baseline)",
+    "webrtcvad": "webrtcvad, highest mode calling speech",
+    "silero_vad": "silero-vad probability",
+}
 
 
 def pct(x):
@@ -70,6 +81,8 @@ def score_system(exp: Path, system: str, sets, data: Path):
         events = load_events(data / s)
         if events:
             out[s]["robustness"] = robustness(ref, hyp, durs, events)
+            if system in SEPARABILITY_ROWS and (dec / "scores.scp").is_file():
+                out[s]["separability"] = separability(ref, load_scores(dec), events)
     rtf_files = [exp / system / f"decode_{s}" / "rtf.json" for s in sets]
     rtfs = [json.loads(f.read_text()) for f in rtf_files if f.is_file()]
     if rtfs:
@@ -250,8 +263,26 @@ def robustness_lines(systems: dict, sets, dev: str):
             cells += [pct(r["miss_by_snr"].get(b)) for b in bands]
             lines.append(f"| {PAPER_TABLE2.get(n, (n,))[0]} | {pct(m['dcf'])} | {pct(m['dcf_no_collar'])} | "
                          + " | ".join(cells) + " |")
+        lines += separability_lines(systems, x)
     goal = ood_goal_line(systems, dev)
     return lines + (["", goal] if goal else [])
+
+
+def separability_lines(systems: dict, x: str) -> list:
+    """Set X's threshold-free table: per graded score, the ROC AUC of speech frames against each kind of non-speech."""
+    rows = [(label, systems[n][x]["separability"]) for n, label in SEPARABILITY_ROWS.items()
+            if "separability" in systems.get(n, {}).get(x, {})]
+    if not rows:
+        return []
+    kinds = [k for k in (*NONSPEECH_KINDS, "background") if any(k in a for _, a in rows)]
+    lines = ["", f"Separability on {x} (threshold-free): ROC AUC of each frame score, reference speech frames against "
+             "the frames of each kind of non-speech (1 = every speech frame scores above every frame of the kind, 0.5 "
+             "= chance). A high AUC beside a high false-alarm share above means the tuned threshold, not the score, "
+             "lets that kind through.", "",
+             "| score | " + " | ".join(f"AUC {k}" for k in kinds) + " |", "|---" * (1 + len(kinds)) + "|"]
+    for label, auc in rows:
+        lines.append(f"| {label} | " + " | ".join(f"{auc[k]:.3f}" if k in auc else "–" for k in kinds) + " |")
+    return lines
 
 
 def ood_goal_line(systems: dict, dev: str) -> Optional[str]:
