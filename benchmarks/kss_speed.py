@@ -81,6 +81,9 @@ def main(argv=None):
     import torch
 
     logging.disable(logging.WARNING)  # ESPnet's make_pad_mask warns on every call
+    from local_models.common.results import cpu_load
+
+    load = cpu_load()  # before any timing: whether other work shared the CPU
 
     torch.set_num_threads(args.threads)
     recipe = Path(args.recipe)
@@ -134,7 +137,7 @@ def main(argv=None):
             r[f"speedup_over_{args.baseline}"] = base["rtf"] / r["rtf"]
         print("speed-up over", args.baseline + ":",
               ", ".join(f"{s} {r[f'speedup_over_{args.baseline}']:.1f}x" for s, r in results.items()))
-    out = dict(threads=args.threads, repeats=args.repeats, sets=args.sets.split(), sentences=len(plan),
+    out = dict(threads=args.threads, repeats=args.repeats, sets=args.sets.split(), sentences=len(plan), **load,
                precision="fp32", lengths="true durations where known, else the feed-forward model's",
                models=results)
     dst = recipe / "exp" / "benchmarks" / "kss_speed.json"

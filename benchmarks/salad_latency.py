@@ -19,7 +19,6 @@ Writes <recipe>/exp/latency.json and exp/images/latency_<precision>.png.
 """
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 
@@ -179,7 +178,7 @@ def main(argv=None):
     args = get_parser().parse_args(argv)
     import torch
 
-    from local_models.common.results import cpu_flags, cpu_model, hardware
+    from local_models.common.results import cpu_flags, cpu_load, cpu_model, hardware
     from local_models.salad.model import dense_macs_per_frame
 
     torch.set_num_threads(args.threads)
@@ -197,7 +196,7 @@ def main(argv=None):
                              "missing (run.sh stage 4)")
     # the 1-minute load average before any timing: whether other work shared the CPU (it was not idle)
     report = {"threads": args.threads, "hardware": hardware(), "cpu_model": cpu_model(), "cpu_flags": flags,
-              "cores": os.cpu_count(), "load_average_at_start": round(os.getloadavg()[0], 2),
+              **cpu_load(),
               "max_seconds": args.max_seconds,
               "config_suffix": args.config_suffix, "trained": args.trained, "by_precision": {}}
     for prec in args.precision:

@@ -341,6 +341,8 @@ def test_smoke_whole_recipe_one_epoch(recipe, tmp_path):
     assert "Parallel WaveGAN trained by this recipe (stage 4, `exp/vocoder_pwg`): 2 steps" in md
     bench = json.loads((exp / "benchmarks/kss_speed.json").read_text())  # stage 6's speed benchmark, 1 repeat
     assert bench["repeats"] == 1 and set(bench["models"]) == set(SYSTEMS) and bench["models"]["jdit"]["rtf"] > 0
+    # the CPU's load when the timing started, stated beside the table
+    assert bench["cores"] >= 1 and f"load average when it started was {bench['load_average_at_start']:.2f}" in md
 
     # decode + score a data dir that stages 2-3 never saw (wav.scp + text only; 44.1 kHz like KSS's own wavs):
     # stage 5 prepares its features and tokens itself

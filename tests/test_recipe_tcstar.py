@@ -221,10 +221,10 @@ def test_latency_benchmark_per_precision_with_distortion(recipe):
 
 
 def test_latency_section_says_whether_the_cpu_was_shared():
-    from local_models.salad.report import load_text
+    from local_models.common.results import load_text
 
     assert load_text({}) == ""  # a latency.json from before the load was recorded
-    assert "upper bounds" in load_text({"load_average_at_start": 1.3, "cores": 2})
+    assert "latencies are upper bounds" in load_text({"load_average_at_start": 1.3, "cores": 2}, "latencies")
     idle = load_text({"load_average_at_start": 0.1, "cores": 2})
     assert "0.10 on 2 cores" in idle and "idle" in idle and "upper bounds" not in idle
 

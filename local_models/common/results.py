@@ -71,6 +71,22 @@ def cpu_model() -> str:
         return platform.processor() or platform.machine()
 
 
+def cpu_load() -> dict:
+    """{'cores', 'load_average_at_start'}: a speed benchmark records them before timing anything, so its report
+    can say whether other work shared the CPU (load_text)."""
+    return {"cores": os.cpu_count(), "load_average_at_start": round(os.getloadavg()[0], 2)}
+
+
+def load_text(bench: Mapping, what: str = "times") -> str:
+    """How busy the CPU was when a benchmark started (cpu_load); '' for a file from before it was recorded."""
+    load = bench.get("load_average_at_start")
+    if load is None:
+        return ""
+    busy = load >= 0.5
+    return (f" The 1-minute load average when it started was {load:.2f} on {bench.get('cores', '?')} cores: "
+            + (f"other work shared the CPU, so the {what} are upper bounds." if busy else "the CPU was idle."))
+
+
 def _version(module: str) -> str:
     from importlib import metadata
 

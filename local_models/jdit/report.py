@@ -20,7 +20,7 @@ import numpy as np
 
 from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open, read_table
-from local_models.common.results import environment_lines, hardware, headline_lines, update_results
+from local_models.common.results import environment_lines, hardware, headline_lines, load_text, update_results
 from local_models.common.training import epochs_run
 
 from .metrics import (SKIP_TOKENS, attention_failures, attention_path, duration_accuracy, read_durations,
@@ -470,7 +470,8 @@ def _speed_lines(args, rows) -> list:
               f"{b['sentences']} sentences of {', '.join(b['sets'])}; every model generates the same frames (true "
               f"durations where known; the autoregressive models with the stop token disabled and the maximum "
               f"length set to them); acoustic model only, best of {b['repeats']}, {b['threads']} threads, "
-              f"{b['precision']}. The issue's acceptance: JDI-T at least 10x faster than the Transformer.", "",
+              f"{b['precision']}.{load_text(b)} The issue's acceptance: JDI-T at least 10x faster than the "
+              "Transformer.", "",
               f"| model | seconds | speech (s) | RTF | speed-up over {base} |", "|---|---|---|---|---|"]
         for name, m in b["models"].items():
             L.append(f"| {NAMES.get(name, name)} | {m['seconds']:.3f} | {m['speech_seconds']:.1f} | {m['rtf']:.4f} | "

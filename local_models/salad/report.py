@@ -13,7 +13,7 @@ import numpy as np
 from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open
 from local_models.common.plots import pyplot, save_figure
-from local_models.common.results import environment_lines, headline_lines, update_results
+from local_models.common.results import environment_lines, headline_lines, load_text, update_results
 
 from .predicted import DTW_METRIC
 
@@ -245,16 +245,6 @@ def f0_histograms(exp: Path, speakers, test_of, out_dir: Path) -> dict:
     return stds
 
 
-def load_text(lat: dict) -> str:
-    """How busy the CPU was when the latency run started (older latency.json files did not record it)."""
-    load = lat.get("load_average_at_start")
-    if load is None:
-        return ""
-    busy = load >= 0.5
-    return (f" The 1-minute load average when it started was {load:.2f} on {lat.get('cores', '?')} cores: "
-            + ("other work shared the CPU, so the latencies are upper bounds." if busy else "the CPU was idle."))
-
-
 def latency_lines(lat: dict) -> list:
     at = f"{lat.get('max_seconds', 35):g}"
     cpu = f"{lat['cpu_model']}, " if lat.get("cpu_model") else ""
@@ -263,7 +253,7 @@ def latency_lines(lat: dict) -> list:
              f"conf/tuning/train_<system>{lat.get('config_suffix', '')}.yaml"
              f"{' (the paper sizes)' if not lat.get('config_suffix') else ''}, batch 1, every test file plus long "
              f"inputs up to {lat.get('max_seconds', 35)} s of speech; RANSAC linear fit of latency on generated "
-             f"length).{load_text(lat)} Headline precision {lat.get('precision', 'fp32')}, as the paper:", "",
+             f"length).{load_text(lat, 'latencies')} Headline precision {lat.get('precision', 'fp32')}, as the paper:", "",
              f"| Model | max. latency, RANSAC fit at {at} s [s] ours | paper [s] | measured at {at} s [s] | "
              f"slope [s per s of speech] | speed-up vs Big RNN (measured at {at} s) | dense mult-adds per frame | "
              "achieved GFLOP/s on them | share of the CPU's matrix-matrix peak |",
