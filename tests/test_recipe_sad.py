@@ -54,11 +54,13 @@ def test_full_run_writes_results(recipe):
         assert score(ref, hyp, load_durations(dec), 0.0)["pooled"]["dcf"] == pytest.approx(m["eval"]["dcf_no_collar"])
         # a minute per set: not every kind of event occurs in every set (music: in train, test_stage1_...)
         assert {k for x in ("dev", "eval", "eval_ood") for k in m[x]["robustness"]["fa"]} >= {"tone", "noise"}
-        assert m["rtf"] > 0 and m["threads"] == 1
+        assert m["rtf"] > 0 and m["threads"] == 1 and m["cores"] >= 1
         # graded scores get the threshold-free table, decisions (statistical SAD, the vote) and duplicates do not
         assert ("separability" in m["eval_ood"]) == (system in ("energy", "webrtcvad", "silero_vad", "cnn_hmm",
                                                                 "rnn_hmm", "seg_rnn"))
     md = (recipe / "RESULTS.md").read_text()
+    busiest = max(m["load_average_at_start"] for m in results["systems"].values() if "rtf" in m)
+    assert f"the busiest: The 1-minute load average when it started was {busiest:.2f}" in md
     assert "Separability on eval_ood (threshold-free)" in md and "| RNN posterior (RNN + HMM, RNN + median) | " in md
     assert any(c.startswith("Paper's ordering on eval DCF") for c in headline_of_run(recipe))
     assert "| Stat. SAD | " in md and "| Seg. RNN | " in md and "not run here" not in md and "Collar 0.5 s" in md

@@ -23,6 +23,7 @@ from local_models.common.audio import AudioError, check_audio, iter_audio_blocks
 from local_models.common.datadir import atomic_open, read_table, write_table
 from local_models.common.features import shard_writer
 from local_models.common.pack import PackedModel, load_model
+from local_models.common.results import cpu_load
 
 from . import streaming
 from .detectors import NEURAL_SYSTEMS, SHIFT, Detector, detector_class, get_detector
@@ -45,6 +46,7 @@ def decode_data_dir(detector: Detector, system: str, data_dir, out_dir, sample_r
     audio_s = proc_s = 0.0
     durations = {}
     n = len(read_table(Path(data_dir) / "wav.scp"))
+    load = cpu_load()  # before timing: whether other work shared the CPU
     with shard_writer(out / "scores") as scores:
         for rec, wave, sr in tqdm(iter_utterances(data_dir, sample_rate), total=n,
                                   desc=f"sad_decode {system}", disable=None, mininterval=5):
@@ -62,7 +64,7 @@ def decode_data_dir(detector: Detector, system: str, data_dir, out_dir, sample_r
     write_table(out / "reco2dur", durations)
     with atomic_open(out / "rtf.json") as f:
         json.dump({"system": system, "audio_s": audio_s, "proc_s": proc_s, "rtf": proc_s / audio_s,
-                   "threads": torch.get_num_threads(), "device": str(device)}, f, indent=1)
+                   "threads": torch.get_num_threads(), "device": str(device), **load}, f, indent=1)
     return audio_s, proc_s
 
 

@@ -10,7 +10,7 @@ from typing import Optional
 from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open
 from local_models.common.plots import pyplot, save_figure
-from local_models.common.results import environment_lines, headline_lines, update_results
+from local_models.common.results import environment_lines, headline_lines, load_text, update_results
 from local_models.common.training import training_record
 
 from .decisions import PRIMARY_COLLAR, load_durations, load_scores
@@ -88,6 +88,9 @@ def score_system(exp: Path, system: str, sets, data: Path):
     if rtfs:
         out["rtf"] = sum(r["proc_s"] for r in rtfs) / sum(r["audio_s"] for r in rtfs)
         out["threads"] = rtfs[0]["threads"]
+        loads = [r["load_average_at_start"] for r in rtfs if "load_average_at_start" in r]
+        if loads:  # the busiest start among its decodes (older rtf.json files did not record it)
+            out["load_average_at_start"], out["cores"] = max(loads), rtfs[0].get("cores")
     th = exp / system / "threshold"
     if th.is_file():
         out["threshold"] = float(th.read_text())
@@ -388,6 +391,10 @@ def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str,
         if name in systems and "rtf" in systems[name] or name in PAPER_RTF:
             ours = f"{systems[name]['rtf']:.5f}" if "rtf" in systems.get(name, {}) else "not run here"
             lines.append(f"| {PAPER_TABLE2[name][0]} | {ours} | {PAPER_RTF.get(name, '–')} |")
+    busiest = max((m for m in systems.values() if "load_average_at_start" in m),
+                  key=lambda m: m["load_average_at_start"], default=None)
+    if busiest:
+        lines += ["", "Each decode recorded the CPU's load when it started; the busiest:" + load_text(busiest, "RTFs")]
     training = results.get("training") or {}
     if training:
         lines += ["", "The nets timed are the ones this run trained: "
