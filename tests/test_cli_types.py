@@ -7,6 +7,7 @@ from local_models.common.cli import positive
 
 def test_positive_parses_and_rejects():
     assert positive(float)("0.5") == 0.5 and positive(int)("3") == 3
+    assert positive(int)("1" + "0" * 400) == 10 ** 400  # an int is finite however large (no OverflowError)
     for bad in ("0", "-1", "nan", "inf"):
         with pytest.raises(Exception, match="must be a finite number > 0"):
             positive(float)(bad)

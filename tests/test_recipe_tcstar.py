@@ -225,8 +225,10 @@ def test_latency_section_says_whether_the_cpu_was_shared():
 
     assert load_text({}) == ""  # a latency.json from before the load was recorded
     assert "latencies are upper bounds" in load_text({"load_average_at_start": 1.3, "cores": 2}, "latencies")
-    idle = load_text({"load_average_at_start": 0.1, "cores": 2})
-    assert "0.10 on 2 cores" in idle and "idle" in idle and "upper bounds" not in idle
+    idle = load_text({"load_average_at_start": 0.9, "cores": 2})  # one of 2 cores free for a 1-thread timing ...
+    assert "0.90 on 2 cores" in idle and "1 core(s) were free" in idle and "upper bounds" not in idle
+    # ... but not for a 2-thread one
+    assert "upper bounds" in load_text({"load_average_at_start": 0.9, "cores": 2, "threads": 2})
 
 
 def test_precision_table_says_when_the_mcd_models_are_not_the_timed_ones():

@@ -202,9 +202,9 @@ def test_robustness_shares_against_a_hand_count():
 
 
 def test_separability_is_the_pairwise_ordering_of_speech_and_each_kind():
-    # 1 s at 10 ms: speech 0.0-0.4, music 0.4-0.7 (non-speech), background 0.7-1.0
+    # 1 s at 10 ms: speech 0.0-0.4, music 0.3-0.7 (its part under speech is speech time), background 0.7-1.0
     ref = {"r": [(0.0, 0.4)]}
-    events = {"r": [Event(0.0, 0.4, "speech", 10.0), Event(0.4, 0.7, "music", 5.0)], "no_events": []}
+    events = {"r": [Event(0.0, 0.4, "speech", 10.0), Event(0.3, 0.7, "music", 5.0)], "no_events": []}
     s = np.r_[np.linspace(0.5, 0.9, 40), np.linspace(0.3, 0.7, 30), np.full(30, 0.1)]
     auc = separability(ref, {"r": s, "other": np.ones(100)}, events)  # a recording without events is not scored
     speech, music = s[:40], s[40:70]

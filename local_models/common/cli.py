@@ -26,7 +26,7 @@ def positive(kind: Callable = float) -> Callable[[str], object]:
             x = kind(value)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a valid {kind.__name__}: {value!r}") from None
-        if not (x > 0 and math.isfinite(x)):  # nan fails '> 0'; 'inf' would pass it
+        if not (x > 0 and (isinstance(x, int) or math.isfinite(x))):  # nan fails '> 0'; 'inf' would pass it
             raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {value}")
         return x
     parse.__name__ = f"positive {kind.__name__}"

@@ -24,9 +24,10 @@ import numpy as np
 from local_models.common.datadir import DataDirError, atomic_open, iter_lines
 
 from .augment import Event
+from .detectors import SHIFT
 from .labels import Intervals, to_mask
 
-GRID = 0.01
+GRID = SHIFT  # the detectors' 10 ms frames: frame scores and event masks share one grid
 NONSPEECH_KINDS = ("music", "tone", "noise", "babble")
 SNR_BANDS = ((-np.inf, 5.0), (5.0, 10.0), (10.0, 15.0), (15.0, np.inf))
 
@@ -78,6 +79,15 @@ def _mask(events: Iterable[Event], n: int, keep) -> np.ndarray:
     return to_mask([(e.start, e.end) for e in events if keep(e)], n, GRID)
 
 
+def nonspeech_masks(rec_events: Iterable[Event], n: int, ref: np.ndarray) -> Dict[str, np.ndarray]:
+    """{kind: frames where KIND sounds over reference non-speech, 'background': non-speech frames with no event} of
+    one recording on the GRID (REF: its reference speech mask, n frames). Music under speech is speech time."""
+    rec_events = list(rec_events)
+    out = {k: _mask(rec_events, n, lambda e, k=k: e.kind == k) & ~ref for k in NONSPEECH_KINDS}
+    out["background"] = ~ref & ~_mask(rec_events, n, lambda e: e.kind != "speech")
+    return out
+
+
 def robustness(ref: Mapping[str, Intervals], hyp: Mapping[str, Intervals], durations: Mapping[str, float],
                events: Mapping[str, List[Event]]) -> Dict[str, Dict[str, float]]:
     """{'fa': {kind: share, 'background': share}, 'miss_by_snr': {band: rate}, 'seconds': {...}} over the
@@ -91,14 +101,9 @@ def robustness(ref: Mapping[str, Intervals], hyp: Mapping[str, Intervals], durat
             continue
         n = int(round(dur / GRID))
         r, h = to_mask(ref.get(rec, []), n, GRID), to_mask(hyp.get(rec, []), n, GRID)
-        any_event = _mask(events[rec], n, lambda e: e.kind != "speech")
-        for kind in NONSPEECH_KINDS:
-            m = _mask(events[rec], n, lambda e, k=kind: e.kind == k) & ~r
+        for kind, m in nonspeech_masks(events[rec], n, r).items():
             fa_num[kind] = fa_num.get(kind, 0.0) + float(np.sum(m & h))
             fa_den[kind] = fa_den.get(kind, 0.0) + float(np.sum(m))
-        quiet = ~r & ~any_event
-        fa_num["background"] = fa_num.get("background", 0.0) + float(np.sum(quiet & h))
-        fa_den["background"] = fa_den.get("background", 0.0) + float(np.sum(quiet))
         for lo, hi in SNR_BANDS:
             m = _mask(events[rec], n, lambda e: e.kind == "speech" and lo <= e.snr_db < hi) & r
             b = band_name(lo, hi)
@@ -121,13 +126,10 @@ def separability(ref: Mapping[str, Intervals], scores: Mapping[str, np.ndarray],
     for rec, s in scores.items():
         if rec not in events:
             continue
-        n = len(s)
-        r = to_mask(ref.get(rec, []), n, GRID)
+        r = to_mask(ref.get(rec, []), len(s), GRID)
         pos.append(s[r])
-        any_event = _mask(events[rec], n, lambda e: e.kind != "speech")
-        for kind in NONSPEECH_KINDS:
-            neg.setdefault(kind, []).append(s[_mask(events[rec], n, lambda e, k=kind: e.kind == k) & ~r])
-        neg.setdefault("background", []).append(s[~r & ~any_event])
+        for kind, m in nonspeech_masks(events[rec], len(s), r).items():
+            neg.setdefault(kind, []).append(s[m])
     speech = np.concatenate(pos) if pos else np.zeros(0)
     out = {}
     for kind, parts in neg.items():

@@ -83,14 +83,15 @@ def score_system(exp: Path, system: str, sets, data: Path):
             out[s]["robustness"] = robustness(ref, hyp, durs, events)
             if system in SEPARABILITY_ROWS and (dec / "scores.scp").is_file():
                 out[s]["separability"] = separability(ref, load_scores(dec), events)
-    rtf_files = [exp / system / f"decode_{s}" / "rtf.json" for s in sets]
-    rtfs = [json.loads(f.read_text()) for f in rtf_files if f.is_file()]
+    timed = [s for s in sets if (exp / system / f"decode_{s}" / "rtf.json").is_file()]
+    rtfs = [json.loads((exp / system / f"decode_{s}" / "rtf.json").read_text()) for s in timed]
     if rtfs:
         out["rtf"] = sum(r["proc_s"] for r in rtfs) / sum(r["audio_s"] for r in rtfs)
         out["threads"] = rtfs[0]["threads"]
-        loads = [r["load_average_at_start"] for r in rtfs if "load_average_at_start" in r]
-        if loads:  # the busiest start among its decodes (older rtf.json files did not record it)
-            out["load_average_at_start"], out["cores"] = max(loads), rtfs[0].get("cores")
+        loaded = [(r["load_average_at_start"], r.get("cores"), s) for r, s in zip(rtfs, timed)
+                  if "load_average_at_start" in r]
+        if loaded:  # the busiest start among its decodes (older rtf.json files did not record it)
+            out["load_average_at_start"], out["cores"], out["busiest_set"] = max(loaded, key=lambda x: x[0])
     th = exp / system / "threshold"
     if th.is_file():
         out["threshold"] = float(th.read_text())
@@ -280,8 +281,9 @@ def separability_lines(systems: dict, x: str) -> list:
     kinds = [k for k in (*NONSPEECH_KINDS, "background") if any(k in a for _, a in rows)]
     lines = ["", f"Separability on {x} (threshold-free): ROC AUC of each frame score, reference speech frames against "
              "the frames of each kind of non-speech (1 = every speech frame scores above every frame of the kind, 0.5 "
-             "= chance). A high AUC beside a high false-alarm share above means the tuned threshold, not the score, "
-             "lets that kind through.", "",
+             "= chance). A high AUC beside a high false-alarm share above suggests that the operating point (the threshold tuned "
+             "for DCF, and the HMM or median smoothing after it) lets that kind through; a low AUC, that no threshold "
+             "would keep it out. An AUC of 0.9 can still leave much of a kind above every usable threshold.", "",
              "| score | " + " | ".join(f"AUC {k}" for k in kinds) + " |", "|---" * (1 + len(kinds)) + "|"]
     for label, auc in rows:
         lines.append(f"| {label} | " + " | ".join(f"{auc[k]:.3f}" if k in auc else "–" for k in kinds) + " |")
@@ -391,10 +393,11 @@ def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str,
         if name in systems and "rtf" in systems[name] or name in PAPER_RTF:
             ours = f"{systems[name]['rtf']:.5f}" if "rtf" in systems.get(name, {}) else "not run here"
             lines.append(f"| {PAPER_TABLE2[name][0]} | {ours} | {PAPER_RTF.get(name, '–')} |")
-    busiest = max((m for m in systems.values() if "load_average_at_start" in m),
-                  key=lambda m: m["load_average_at_start"], default=None)
-    if busiest:
-        lines += ["", "Each decode recorded the CPU's load when it started; the busiest:" + load_text(busiest, "RTFs")]
+    timed = [n for n in PAPER_TABLE2 if "load_average_at_start" in systems.get(n, {})]
+    if timed:
+        n = max(timed, key=lambda n: systems[n]["load_average_at_start"])
+        lines += ["", f"Each decode recorded the CPU's load when it started; the busiest start was {PAPER_TABLE2[n][0]} "
+                  f"on {systems[n]['busiest_set']}." + load_text(systems[n], "RTFs")]
     training = results.get("training") or {}
     if training:
         lines += ["", "The nets timed are the ones this run trained: "
