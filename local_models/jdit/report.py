@@ -481,7 +481,7 @@ def _speed_lines(args, rows) -> list:
         L += ["", "Attention plots (JDI-T aligner, dashed: true path): "
               + ", ".join(f"`{p.as_posix()}`" for p in plots[:6]) + "."]
     L += ["", "Synthesised wavs: `exp/tts_<system>/decode_<set>/wav/`, the vocoder on reference mels: "
-          "`exp/gt_mel*/decode_<set>/wav/`. All numbers: `exp/results.json`."]
+          "`exp/gt_mel*/decode_<set>/wav/`. All numbers: `exp/results.json`.", ""]
     return L
 
 
