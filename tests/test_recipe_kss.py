@@ -343,6 +343,7 @@ def test_smoke_whole_recipe_one_epoch(recipe, tmp_path):
     assert bench["repeats"] == 1 and set(bench["models"]) == set(SYSTEMS) and bench["models"]["jdit"]["rtf"] > 0
     # the CPU's load when the timing started, stated beside the table
     assert bench["cores"] >= 1 and f"load average when it started was {bench['load_average_at_start']:.2f}" in md
+    assert "All numbers: `exp/results.json`.\n\n## How this JDI-T differs" in md  # a heading after a blank line
 
     # decode + score a data dir that stages 2-3 never saw (wav.scp + text only; 44.1 kHz like KSS's own wavs):
     # stage 5 prepares its features and tokens itself
