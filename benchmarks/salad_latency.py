@@ -194,7 +194,6 @@ def main(argv=None):
         if missing:
             raise SystemExit(f"salad_latency: --mcd needs trained models: exp/{args.speaker}/{{{','.join(missing)}}} "
                              "missing (run.sh stage 4)")
-    # the 1-minute load average before any timing: whether other work shared the CPU (it was not idle)
     report = {"threads": args.threads, "hardware": hardware(), "cpu_model": cpu_model(), "cpu_flags": flags,
               **cpu_load(),
               "max_seconds": args.max_seconds,

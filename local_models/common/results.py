@@ -77,14 +77,14 @@ def cpu_load() -> dict:
     return {"cores": os.cpu_count(), "load_average_at_start": round(os.getloadavg()[0], 2)}
 
 
-def load_text(bench: Mapping, what: str = "times", threads: Optional[int] = None) -> str:
+def load_text(bench: Mapping, what: str = "times") -> str:
     """How busy the CPU was when a benchmark started (cpu_load); '' for a file from before it was recorded. Shared =
-    fewer cores free (cores - 1-minute load average) than the THREADS it timed with (default bench['threads']). The
-    load average lags: it also counts the run's own steps of the last minute."""
+    fewer cores free (cores - 1-minute load average) than bench['threads'] (default 1). The load average lags: it
+    also counts the run's own steps of the last minute."""
     load = bench.get("load_average_at_start")
     if load is None:
         return ""
-    cores, threads = bench.get("cores"), threads or bench.get("threads") or 1
+    cores, threads = bench.get("cores"), bench.get("threads") or 1
     busy = cores is None or cores - load < threads
     return (f" The 1-minute load average when it started was {load:.2f} on {cores or '?'} cores: "
             + (f"other work shared the CPU, so the {what} are upper bounds." if busy else
