@@ -1,5 +1,6 @@
 """local_models/common/training.py reads back how an ESPnet2 run trained (epochs, best checkpoint, device), and the
 SAD report's Training section and egs/fearless_steps/sad1/local/gpu_train.sh's prepare / install halves."""
+import os
 import subprocess
 from pathlib import Path
 
@@ -84,11 +85,20 @@ def test_report_says_where_and_how_long_each_net_trained(tmp_path):
     (tmp_path / "cnn1d" / "device.txt").write_text("NVIDIA H200\n")
     _exp(tmp_path, [0.5, 0.4], max_epoch=2, ngpu=0, name="rnn")
     _exp(tmp_path / "seg_grid", [0.3], max_epoch=1, ngpu=0, name="L25_S1")
+    # what each trained on: gpu_train.sh's note (the chunks stayed on the device), else the config's shape file
+    (tmp_path / "cnn1d" / "train_data.txt").write_text("train_aug: 3382 chunks (train + 4 augmented copies)\n")
+    rnn_conf = tmp_path / "rnn" / "config.yaml"
+    rnn_conf.write_text(rnn_conf.read_text() + "train_shape_file:\n- dump/train_aug/chunks/feats_shape\n")
+    shape = tmp_path.parent / "dump" / "train_aug" / "chunks" / "feats_shape"  # relative to the recipe (EXP's parent)
+    shape.parent.mkdir(parents=True)
+    shape.write_text("c1 400,129\nc2 400,129\n\n")
     training = nets_training(tmp_path)
     assert list(training) == ["cnn1d", "rnn", "seg_grid/L25_S1"]
     rows = {line.split(" | ")[0].strip("| "): line for line in training_lines(training) if line.startswith("| ")}
-    assert "300 (3 x 100), stopped before max_epoch 40 | 200 | 0.2 | NVIDIA H200" in rows["cnn1d"]
-    assert "200 (2 x 100) | 200 | 0.4 | CPU" in rows["rnn"] and "stopped" not in rows["rnn"]
+    assert ("train_aug: 3382 chunks (train + 4 augmented copies) | 300 (3 x 100), stopped before max_epoch 40 | 200 "
+            "| 0.2 | NVIDIA H200") in rows["cnn1d"]
+    assert "| train_aug: 2 chunks | 200 (2 x 100) | 200 | 0.4 | CPU" in rows["rnn"] and "stopped" not in rows["rnn"]
+    assert "| ? | 100 (1 x 100) |" in rows["seg_grid/L25_S1"]  # neither record: said, not guessed
     assert training_lines({}) == []
 
 
@@ -102,7 +112,7 @@ def test_gpu_train_packs_flac_with_relative_paths_and_installs_back(tmp_path):
     recipe = tmp_path / "sad1"
     (recipe / "local").mkdir(parents=True)
     (recipe / "local" / "gpu_train.sh").write_bytes(GPU_TRAIN.read_bytes())
-    for x in ("train_aug", "dev"):
+    for x in ("train", "dev"):
         d = recipe / "data" / x
         d.mkdir(parents=True)
         _wav(tmp_path / f"{x}_a.wav", 1.5)
@@ -112,15 +122,28 @@ def test_gpu_train_packs_flac_with_relative_paths_and_installs_back(tmp_path):
         (d / "reco2dur").write_text(f"{x}_a 1.5\n")
         (d / "ref.rttm").write_text(f"SPEAKER {x}_a 1 0.1 0.5 <NA> <NA> speech <NA> <NA>\n")
     sh = ["bash", str(recipe / "local" / "gpu_train.sh")]
+    p = subprocess.run(sh + ["prepare", str(tmp_path / "pack")], capture_output=True, text=True)
+    assert p.returncode != 0 and "downloads/nonspeech/train/sources.tsv missing" in p.stderr
+    # the built-in non-speech set (16 kHz, as local/make_nonspeech_set.py writes it): the device augments from it
+    nset = recipe / "downloads" / "nonspeech" / "train"
+    (nset / "music" / "pkg").mkdir(parents=True)
+    _wav(nset / "music" / "pkg" / "m0.wav", 2.0, sr=16000)
+    (nset / "sources.tsv").write_text("file\tkind\tsource\tlicence\tseconds\nmusic/pkg/m0.wav\tmusic\tpkg\tGPL-2+\t2.0\n")
     subprocess.run(sh + ["prepare", str(tmp_path / "pack")], check=True, capture_output=True)
     out = tmp_path / "unpacked"
     out.mkdir()
     subprocess.run(["tar", "-C", str(out), "-xf", str(tmp_path / "pack" / "sad_data.tar")], check=True)
     assert (out / "data" / "dev" / "wav.scp").read_text() == "dev_a downloads/flac/dev_a.flac\n"
-    wave, sr = sf.read(str(out / "downloads" / "flac" / "train_aug_a.flac"), dtype="int16")
-    ref, _ = sf.read(str(tmp_path / "train_aug_a.wav"), dtype="int16")
+    wave, sr = sf.read(str(out / "downloads" / "flac" / "train_a.flac"), dtype="int16")
+    ref, _ = sf.read(str(tmp_path / "train_a.wav"), dtype="int16")
     assert sr == 8000 and np.array_equal(wave, ref)  # lossless
-    assert (out / "data" / "train_aug" / "ref.rttm").is_file()
+    assert (out / "data" / "train" / "ref.rttm").is_file() and not (out / "data" / "train_aug").exists()
+    music, sr = sf.read(str(out / "downloads" / "nonspeech" / "train" / "music" / "pkg" / "m0.flac"))
+    assert sr == 8000 and len(music) == 16000  # at the corpus's rate: the augmentation resamples to it anyway
+    assert (out / "downloads" / "nonspeech" / "train" / "sources.tsv").read_text().startswith("file\tkind")
+    p = subprocess.run(sh + ["run", str(tmp_path / "pack"), str(tmp_path)], capture_output=True, text=True,
+                       env={**os.environ, "GPU_TRAIN_AUG_COPIES": "0"})
+    assert p.returncode != 0 and "GPU_TRAIN_AUG_COPIES='0' is not a number of copies" in p.stderr
 
     # install: the device's OUT (exp/<net>/ + gpu.txt) into the recipe's exp/
     src = tmp_path / "device_out"

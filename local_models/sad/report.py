@@ -315,10 +315,28 @@ PAPER_ITERS = 50_000  # paper Sec. 4.2: 50,000 iterations of 24 random 4 s chunk
 NET_NAMES = ("cnn1d", "rnn", "seg_rnn")  # nets.NETS' keys (not imported here: it imports torch)
 
 
+def training_data(exp_dir: Path, recipe: Path) -> str:
+    """What EXP_DIR's net trained on: train_data.txt where local/gpu_train.sh wrote it on the device (the chunks
+    stay there), else the chunk count of the config's train_shape_file under RECIPE; '?' when neither is there."""
+    import yaml
+
+    note = exp_dir / "train_data.txt"
+    if note.is_file():
+        return note.read_text(encoding="utf-8").strip()
+    shapes = (yaml.safe_load((exp_dir / "config.yaml").read_text(encoding="utf-8")) or {}).get("train_shape_file")
+    shape = recipe / shapes[0] if shapes else None
+    if shape is None or not shape.is_file():
+        return "?"
+    n = sum(1 for line in shape.read_text(encoding="utf-8").splitlines() if line.strip())
+    return f"{shape.parent.parent.name}: {n} chunks"
+
+
 def nets_training(exp: Path) -> dict:
-    """{model dir relative to EXP: training_record} of the nets this run trained (stage 4, stage 7's grid)."""
+    """{model dir relative to EXP: training_record + its training data} of the nets this run trained (stage 4,
+    stage 7's grid)."""
     dirs = [exp / n for n in NET_NAMES] + sorted((exp / "seg_grid").glob("*/"))
-    return {str(d.relative_to(exp)): r for d in dirs if (r := training_record(d)) is not None}
+    records = {str(d.relative_to(exp)): (d, r) for d in dirs if (r := training_record(d)) is not None}
+    return {name: {**r, "train_data": training_data(d, exp.parent)} for name, (d, r) in records.items()}
 
 
 def training_lines(training: dict) -> list:
@@ -328,14 +346,14 @@ def training_lines(training: dict) -> list:
     lines = ["", "## Training: how each net was trained (from its exp dir: config.yaml, train.log)", "",
              f"Paper: {PAPER_ITERS} iterations, Adam lr 1e-3, batches of 24 random 4 s chunks. The checkpoint that "
              "decodes is the epoch of lowest validation loss (ESPnet's valid.loss.best.pth, keep_nbest_models 1).", "",
-             "| net | config | iterations run (epochs x iterations) | best validation loss at iteration | "
-             "valid loss | where |", "|---|---|---|---|---|---|"]
+             "| net | config | training data (4 s chunks) | iterations run (epochs x iterations) | "
+             "best validation loss at iteration | valid loss | where |", "|---|---|---|---|---|---|---|"]
     for name, r in training.items():
         where = r.get("device") or (f"{r['ngpu']} GPU(s)" if r.get("ngpu") else "CPU")
         run = f"{r.get('iters_run', '?')} ({r.get('epochs_run')} x {r.get('iters_per_epoch')})"
         if r.get("max_epoch") and r.get("epochs_run", 0) < r["max_epoch"]:
             run += f", stopped before max_epoch {r['max_epoch']}"
-        lines.append(f"| {name} | `{r.get('config')}` | {run} | {r.get('best_iters', '?')} | "
+        lines.append(f"| {name} | `{r.get('config')}` | {r.get('train_data', '?')} | {run} | {r.get('best_iters', '?')} | "
                      f"{r.get('best_valid', '?')} | {where} |")
     if any("device" in r for r in training.values()):
         lines += ["", "The nets with a GPU named were trained on a lent GPU machine by `local/gpu_train.sh` (stages 2-4 "
