@@ -356,8 +356,8 @@ def training_lines(training: dict) -> list:
         lines.append(f"| {name} | `{r.get('config')}` | {r.get('train_data', '?')} | {run} | {r.get('best_iters', '?')} | "
                      f"{r.get('best_valid', '?')} | {where} |")
     if any("device" in r for r in training.values()):
-        lines += ["", "The nets with a GPU named were trained on a lent GPU machine by `local/gpu_train.sh` (stages 2-4 "
-                  "there, each net stopped at a time limit), then decoded and scored here: docs/gpu.md, \"The SAD nets "
+        lines += ["", "The nets with a GPU named were trained on a lent GPU machine by `local/gpu_train.sh` (the "
+                  "augmented copies and stages 2-4 there, each net stopped at a time limit), then decoded and scored here: docs/gpu.md, \"The SAD nets "
                   "at paper size on a lent machine\"."]
     return lines
 
