@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 from local_models.common.datadir import DataDirError
-from local_models.sad.decisions import PRIMARY_COLLAR, tune_threshold, write_detections
+from local_models.sad.decisions import FA_BOUND, FA_BOUND_SUFFIX, PRIMARY_COLLAR, tune_threshold, write_detections
 from local_models.sad.detectors import DETECTORS, get_detector
 
 
@@ -13,8 +13,11 @@ def get_parser():
         prog="sad_segments",
         description="With --tune DATA_DIR: sweep the system's thresholds against DATA_DIR's reference (ref.rttm "
         f"or ref_segments), pick the lowest pooled DCF (collar {PRIMARY_COLLAR} s), write it to --threshold-file "
-        "and the sweep to <threshold-file>.sweep.json. Then, for every DECODE_DIR (made by sad_decode), write "
-        "DECODE_DIR/segments and DECODE_DIR/hyp.rttm using the threshold in --threshold-file (or the system default).",
+        "and the sweep to <threshold-file>.sweep.json; when DATA_DIR has an events table, also the FA-bounded "
+        f"threshold (the lowest DCF among those calling at most {FA_BOUND * 100:.0f} % of the music and of the tone time "
+        f"speech there) to <threshold-file>{FA_BOUND_SUFFIX}. Then, for every DECODE_DIR (made by sad_decode), write "
+        "DECODE_DIR/segments and DECODE_DIR/hyp.rttm using the threshold in --threshold-file (or the system default), "
+        f"and DECODE_DIR/hyp{FA_BOUND_SUFFIX}.rttm at the FA-bounded one when there is one.",
     )
     p.add_argument("--system", required=True, choices=sorted(DETECTORS))
     p.add_argument("--threshold-file", required=True, help="read (and with --tune, written)")
@@ -31,7 +34,9 @@ def main(argv=None):
         if args.tune:
             tune_threshold(detector, args.system, *args.tune, th_file)
         threshold = float(th_file.read_text()) if th_file.is_file() else detector.threshold
-        write_detections(detector, threshold, args.decode_dirs)
+        bounded_file = Path(f"{th_file}{FA_BOUND_SUFFIX}")
+        bounded = float(bounded_file.read_text()) if bounded_file.is_file() else None
+        write_detections(detector, threshold, args.decode_dirs, bounded)
     except (DataDirError, OSError, ValueError) as e:
         print(f"sad_segments: {e}", file=sys.stderr)
         return 1

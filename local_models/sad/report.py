@@ -13,7 +13,7 @@ from local_models.common.plots import pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, load_text, update_results
 from local_models.common.training import training_record
 
-from .decisions import PRIMARY_COLLAR, load_durations, load_scores
+from .decisions import FA_BOUND, FA_BOUND_KINDS, FA_BOUND_SUFFIX, PRIMARY_COLLAR, load_durations, load_scores
 from .events import NONSPEECH_KINDS, SNR_BANDS, band_name, load_events, robustness, separability
 from .labels import load_reference, read_rttm
 from .metrics import score
@@ -83,6 +83,9 @@ def score_system(exp: Path, system: str, sets, data: Path):
             out[s]["robustness"] = robustness(ref, hyp, durs, events)
             if system in SEPARABILITY_ROWS and (dec / "scores.scp").is_file():
                 out[s]["separability"] = separability(ref, load_scores(dec), events)
+        bounded_rttm = dec / f"hyp{FA_BOUND_SUFFIX}.rttm"
+        if bounded_rttm.is_file():  # the FA-bounded operating point (decisions.fa_bounded_row)
+            out[s]["fa_bounded"] = bounded_point(ref, read_rttm(bounded_rttm), durs, events)
     timed = [s for s in sets if (exp / system / f"decode_{s}" / "rtf.json").is_file()]
     rtfs = [json.loads((exp / system / f"decode_{s}" / "rtf.json").read_text()) for s in timed]
     if rtfs:
@@ -92,10 +95,20 @@ def score_system(exp: Path, system: str, sets, data: Path):
                   if "load_average_at_start" in r]
         if loaded:  # the busiest start among its decodes (older rtf.json files did not record it)
             out["load_average_at_start"], out["cores"], out["busiest_set"] = max(loaded, key=lambda x: x[0])
-    th = exp / system / "threshold"
-    if th.is_file():
-        out["threshold"] = float(th.read_text())
+    for key, name in (("threshold", "threshold"), ("threshold_fa_bounded", f"threshold{FA_BOUND_SUFFIX}")):
+        th = exp / system / name
+        if th.is_file():
+            out[key] = float(th.read_text())
     return out
+
+
+def bounded_point(ref, hyp, durs, events) -> dict:
+    """A set's scores at the FA-bounded threshold: DCF with and without collar, false-alarm shares by kind."""
+    point = {"dcf": score(ref, hyp, durs, PRIMARY_COLLAR)["pooled"]["dcf"],
+             "dcf_no_collar": score(ref, hyp, durs, 0.0)["pooled"]["dcf"]}
+    if events:
+        point["fa"] = robustness(ref, hyp, durs, events)["fa"]
+    return point
 
 
 def plot_sweeps(exp: Path, systems, path: Path):
@@ -229,18 +242,26 @@ DEPARTURES = [
 ]
 
 
-def ood_check(systems: dict, dev: str):
+def ood_check(systems: dict, dev: str, bounded: bool = False):
     """The robustness goal on eval_ood: (best paper system, its DCF no collar, silero-vad's, its music and tone false
     alarm shares), or None when eval_ood or silero-vad was not scored. The best system is chosen on DEV (lowest DCF
-    without collar), never on the set it is judged on."""
+    without collar), never on the set it is judged on. BOUNDED: every paper system at its FA-bounded threshold (those
+    that have one), silero-vad still at its DCF-tuned one (its lowest DCF)."""
     if OOD_SET not in systems.get("silero_vad", {}):
         return None
-    ours = {n: m[OOD_SET] for n, m in systems.items() if n not in BASELINES and OOD_SET in m and dev in m}
+
+    def point(m, x):
+        return m[x].get("fa_bounded") if bounded else m[x]
+
+    ours = {n: m for n, m in systems.items()
+            if n not in BASELINES and OOD_SET in m and dev in m and point(m, OOD_SET) and point(m, dev)}
     if not ours:
         return None
-    best = min(ours, key=lambda n: systems[n][dev]["dcf_no_collar"])
-    fa = ours[best].get("robustness", {}).get("fa", {})
-    return best, ours[best]["dcf_no_collar"], systems["silero_vad"][OOD_SET]["dcf_no_collar"], fa.get("music"), \
+    best = min(ours, key=lambda n: point(systems[n], dev)["dcf_no_collar"])
+    judged = point(ours[best], OOD_SET)
+    fa = judged.get("fa") if bounded else judged.get("robustness", {}).get("fa")
+    fa = fa or {}
+    return best, judged["dcf_no_collar"], systems["silero_vad"][OOD_SET]["dcf_no_collar"], fa.get("music"), \
         fa.get("tone")
 
 
@@ -290,25 +311,58 @@ def separability_lines(systems: dict, x: str) -> list:
     return lines
 
 
-def ood_goal_line(systems: dict, dev: str) -> Optional[str]:
+def ood_goal_line(systems: dict, dev: str, bounded: bool = False) -> Optional[str]:
     """The robustness goal on eval_ood (ood_check), met or not, with its numbers; None when it was not scored."""
-    check = ood_check(systems, dev)
+    check = ood_check(systems, dev, bounded)
     if not check:
         return None
     best, dcf, silero, music, tone = check
     ok = dcf <= silero / 2 and music is not None and music <= 0.10 and tone is not None and tone <= 0.10
-    return (f"Goal on {OOD_SET} (held-out make): the best paper system (chosen on {dev}: lowest DCF without "
+    where = (f"at the FA-bounded thresholds (chosen on {dev}; silero-vad at its DCF-tuned one)" if bounded
+             else "at the DCF-tuned thresholds")
+    return (f"Goal on {OOD_SET} (held-out make), {where}: the best paper system (chosen on {dev}: lowest DCF without "
             f"collar) has a DCF without collar at most half of silero-vad's, and calls at most 10 % of music and "
             f"of tone time speech: **{'met' if ok else 'NOT met'}**"
             f" ({PAPER_TABLE2.get(best, (best,))[0]}: DCF no collar {pct(dcf)} vs silero-vad {pct(silero)}, "
             f"FA music {pct(music)}, FA tone {pct(tone)}).")
 
 
+def bounded_lines(systems: dict, dev: str) -> list:
+    """The FA-bounded operating point: per system, its threshold and its DCF and music / tone false alarms on DEV
+    (where it was chosen) and on eval_ood, then the goal judged there."""
+    rows = [n for n in [*PAPER_TABLE2, *sorted(systems)] if n in systems and "threshold" in systems[n]]
+    rows = list(dict.fromkeys(rows))
+    if not any(dev in systems[n] and "fa_bounded" in systems[n][dev] for n in rows):
+        return []
+    kinds = " and ".join(FA_BOUND_KINDS)
+    lines = ["", f"## FA-bounded operating point: the lowest {dev} DCF that calls at most {FA_BOUND * 100:.0f} % of {kinds} "
+             f"time speech on {dev} (%)", "",
+             f"The thresholds of Table 2 minimise DCF, which weighs a miss 3x a false alarm, so they sit low and let "
+             f"much music and many tones through. Here each system's threshold is the lowest-DCF one of the same {dev} "
+             f"sweep among those with at most {FA_BOUND * 100:.0f} % false alarms on each of {kinds} on {dev} (its events "
+             f"table): chosen on {dev}, judged on {OOD_SET}. '–': no threshold of the sweep keeps within the bound on "
+             f"{dev}. This rule was added after the DCF-tuned thresholds were seen to fail the {OOD_SET} goal; it "
+             f"reads nothing of {OOD_SET}.", "",
+             f"| system | DCF-tuned threshold | FA-bounded threshold | {dev} DCF | {dev} FA music | {dev} FA tone | "
+             f"{OOD_SET} DCF | {OOD_SET} DCF no collar | {OOD_SET} FA music | {OOD_SET} FA tone |",
+             "|---" * 10 + "|"]
+    for n in rows:
+        m = systems[n]
+        d, o = m.get(dev, {}).get("fa_bounded") or {}, m.get(OOD_SET, {}).get("fa_bounded") or {}
+        lines.append(f"| {PAPER_TABLE2.get(n, (n,))[0]} | {m.get('threshold', '–')} | "
+                     f"{m.get('threshold_fa_bounded', '–')} | {pct(d.get('dcf'))} | "
+                     f"{pct(d.get('fa', {}).get('music'))} | {pct(d.get('fa', {}).get('tone'))} | {pct(o.get('dcf'))} | "
+                     f"{pct(o.get('dcf_no_collar'))} | {pct(o.get('fa', {}).get('music'))} | "
+                     f"{pct(o.get('fa', {}).get('tone'))} |")
+    goal = ood_goal_line(systems, dev, bounded=True)
+    return lines + (["", goal] if goal else [])
+
+
 def headline(systems: dict, dev: str, evl: str) -> list:
     """The measured claims README's row gives (results.json 'headline'): the paper's ordering on EVL with and
     without collar, and the robustness goal."""
-    goal = ood_goal_line(systems, dev)
-    return [line for line in ordering_lines(systems, evl) if line] + ([goal] if goal else [])
+    goals = [ood_goal_line(systems, dev), ood_goal_line(systems, dev, bounded=True)]
+    return [line for line in ordering_lines(systems, evl) if line] + [g for g in goals if g]
 
 
 PAPER_ITERS = 50_000  # paper Sec. 4.2: 50,000 iterations of 24 random 4 s chunks
@@ -425,6 +479,7 @@ def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str,
     lines += ["", "## How these systems differ from the paper", ""] + [f"- {d}" for d in DEPARTURES]
     lines += per_file_lines(systems, [x for x in (evl, OOD_SET) if any(x in m for m in systems.values())])
     lines += robustness_lines(systems, [x for x in (evl, OOD_SET, dev) if any(x in m for m in systems.values())], dev)
+    lines += bounded_lines(systems, dev)
     lines += ["", "## Figures", ""]
     if plot_ok:
         lines.append("![DCF vs threshold](exp/images/dcf_vs_threshold.png)  \n"
