@@ -101,6 +101,9 @@ def make_recipe(root: Path) -> Path:
                                  "eval": {"dcf": 0.2, "f1": 0.8, "precision": 0.8, "recall": 0.8}, "rtf": 0.01}
     for s, th in (("cnn_hmm", 0.45), ("rnn_hmm", 0.5), ("seg_rnn", 0.55), ("cnn_median", 0.5), ("majority_vote", 1.5)):
         (recipe / "exp" / s / "threshold").write_text(f"{th}\n")
+    # stage 6's FA-bounded operating points (the vote's is never packed: its members keep their DCF thresholds)
+    for s, th in (("rnn_hmm", 0.8), ("majority_vote", 2.5)):
+        (recipe / "exp" / s / "threshold_fa10").write_text(f"{th}\n")
     (recipe / "exp" / "results.json").write_text(json.dumps(results))
     (recipe / "data" / "train").mkdir(parents=True)
     (recipe / "data" / "train" / "wav.scp").write_text("a /x/a.wav\nb /x/b.wav\n")
@@ -283,6 +286,26 @@ def test_exp_dir_gives_the_archive_results(packed):
         assert direct(packed["wav"]) == load(packed, s)(packed["wav"]) and direct.system == s
     with pytest.raises(ValueError, match="'cnn1d' is not a packable SAD system"):
         SpeechSegmenter.from_pretrained(packed["recipe"] / "exp" / "cnn1d")
+
+
+def test_fa_bounded_operating_point(packed, capsys):
+    from local_models.bin.speech_segments import main
+    from local_models.common.pack import read_card
+    from local_models.sad.inference import SpeechSegmenter
+
+    archive = packed["archives"]["rnn_hmm"]
+    assert "--operating_point fa_bounded at 0.8" in read_card(archive)["decision"]
+    dcf, bounded = load(packed, "rnn_hmm"), SpeechSegmenter.from_pretrained(archive, operating_point="fa_bounded")
+    assert dcf.threshold == 0.5 and dcf.members[0][0].threshold == 0.5
+    assert bounded.threshold == 0.8 and bounded.members[0][0].threshold == 0.8 and bounded.members[0][1] == 0.8
+    assert main(["-m", str(archive), "--operating_point", "fa_bounded", str(packed["wav"])]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"{packed['wav']} {a:.2f} {b:.2f}" for a, b in bounded(packed["wav"])]
+    for s in ("cnn_hmm", "majority_vote"):  # none found by stage 6; the vote's is not packed
+        assert "fa_bounded" not in read_card(packed["archives"][s])["decision"]
+        with pytest.raises(ValueError, match="no FA-bounded threshold"):
+            SpeechSegmenter.from_pretrained(packed["archives"][s], operating_point="fa_bounded")
+    with pytest.raises(ValueError, match="operating point 'low'"):
+        SpeechSegmenter.from_pretrained(archive, operating_point="low")
 
 
 # ----------------------------------------------------------------------------- bad input

@@ -97,6 +97,28 @@ def build_members(spec: dict, model: PackedModel, device: torch.device) -> List[
     return members
 
 
+OPERATING_POINTS = ("dcf", "fa_bounded")
+
+
+def at_operating_point(spec: dict, point: str) -> dict:
+    """SPEC deciding at POINT: 'dcf' (the dev-tuned lowest-DCF threshold, as packed) or 'fa_bounded' (the lowest dev
+    DCF that keeps music and tone false alarms within the bound on dev: fewer false alarms on music and tones, more
+    misses)."""
+    if point not in OPERATING_POINTS:
+        raise ValueError(f"operating point '{point}': one of {', '.join(OPERATING_POINTS)}")
+    if point == "dcf":
+        return spec
+    th = spec.get("threshold_fa_bounded")
+    if th is None:
+        raise ValueError(f"{spec['system']}: this model has no FA-bounded threshold (stage 6 found none: its dev set "
+                         "had no events table, no threshold kept within the bound, or the system is the majority vote, "
+                         "or it was packed before the point existed); use the dcf operating point")
+    out = {**spec, "threshold": th}
+    if "members" in spec:
+        out["members"] = [{**m, "threshold": th} for m in spec["members"]]
+    return out
+
+
 class SpeechSegmenter:
     """Speech regions of a recording by one packed SAD system of egs/fearless_steps/sad1 (its net, dev-tuned
     threshold and decision: HMM / median filter / segment read-out / majority vote; or the statistical SAD).
@@ -114,8 +136,9 @@ class SpeechSegmenter:
         self.context_s = context_s  # chunked decoding: context of the whole-recording detectors (rnn, stat_sad)
 
     @classmethod
-    def from_pretrained(cls, path, device="cpu", **kwargs) -> "SpeechSegmenter":
-        """PATH: a packed archive (exp/<system>/packed/model.tar.gz), an unpacked one, or a recipe's exp/<system>."""
+    def from_pretrained(cls, path, device="cpu", operating_point: str = "dcf", **kwargs) -> "SpeechSegmenter":
+        """PATH: a packed archive (exp/<system>/packed/model.tar.gz), an unpacked one, or a recipe's exp/<system>;
+        OPERATING_POINT: at_operating_point."""
         from .pack import describe, exp_files
 
         device = torch_device(device)  # before any work
@@ -124,6 +147,7 @@ class SpeechSegmenter:
             spec = yaml.safe_load(model.file("decision").read_text(encoding="utf-8"))
         else:
             spec = describe(path)[0]
+        spec = at_operating_point(spec, operating_point)
         return cls(build_members(spec, model, device), spec, model.card, **kwargs)
 
     @property

@@ -21,7 +21,7 @@ import yaml
 from local_models.common.datadir import atomic_open, read_table
 from local_models.common.pack import pack_model
 
-from .decisions import PRIMARY_COLLAR
+from .decisions import FA_BOUND, FA_BOUND_SUFFIX, PRIMARY_COLLAR
 from .detectors import SHIFT, detector_class
 from .neural import devbest_model_dir, model_file, voters
 from .statistical import StatConfig
@@ -56,6 +56,17 @@ def read_threshold(exp_root: Path, system: str) -> Tuple[float, bool]:
         raise ValueError(f"{f}: not a threshold ({f.read_text()[:40]!r})") from None
 
 
+def read_fa_bounded(exp_root: Path, system: str) -> Optional[float]:
+    """exp/<system>/threshold_fa10 (stage 6: the FA-bounded operating point, decisions.fa_bounded_row), or None."""
+    f = exp_root / system / f"threshold{FA_BOUND_SUFFIX}"
+    if not f.is_file():
+        return None
+    try:
+        return float(f.read_text().strip())
+    except ValueError:
+        raise ValueError(f"{f}: not a threshold ({f.read_text()[:40]!r})") from None
+
+
 def _member(exp_root: Path, system: str, prefix: str, inference_model: str, files: dict, yaml_files: dict) -> dict:
     cls = detector_class(_base(system))
     nd = net_dir(exp_root, system)
@@ -85,6 +96,7 @@ def describe(exp_dir, inference_model: str = "") -> Tuple[dict, Dict[str, Path],
     if system == "stat_sad":
         threshold, tuned = read_threshold(exp_root, system)
         spec.update(kind="stat_sad", threshold=threshold, threshold_tuned=tuned, stat_config=asdict(StatConfig()))
+        _add_fa_bounded(spec, exp_root)
         return spec, files, yaml_files
     if system == "majority_vote":
         members = [_member(exp_root, m, f"{m}_", inference_model, files, yaml_files) for m in voters(exp_root)]
@@ -93,7 +105,17 @@ def describe(exp_dir, inference_model: str = "") -> Tuple[dict, Dict[str, Path],
         members = [_member(exp_root, system, "", inference_model, files, yaml_files)]
         threshold, tuned = members[0]["threshold"], members[0]["threshold_tuned"]
     spec.update(kind="neural", threshold=threshold, threshold_tuned=tuned, members=members)
+    if system != "majority_vote":  # the vote's members keep their DCF-tuned thresholds (docs/metrics.md)
+        _add_fa_bounded(spec, exp_root)
     return spec, files, yaml_files
+
+
+def _add_fa_bounded(spec: dict, exp_root: Path) -> None:
+    """SPEC's second operating point, when stage 6 found one: inference's --operating_point fa_bounded."""
+    th = read_fa_bounded(exp_root, spec["system"])
+    if th is not None:
+        spec["threshold_fa_bounded"] = th
+        spec["fa_bound"] = f"at most {FA_BOUND * 100:.0f} % of the music and of the tone time called speech on dev"
 
 
 def exp_files(exp_dir) -> Dict[str, Path]:
@@ -105,11 +127,19 @@ def exp_files(exp_dir) -> Dict[str, Path]:
 # ----------------------------------------------------------------------------- the model card
 def decision_text(spec: dict) -> str:
     if spec["kind"] == "stat_sad":
-        return "statistical SAD (paper Sec. 2: Wiener filtering, LPC sub-band energies, GMMs, HMM Viterbi)"
+        return ("statistical SAD (paper Sec. 2: Wiener filtering, LPC sub-band energies, GMMs, HMM Viterbi)"
+                + fa_bounded_text(spec))
     parts = [f"{m['system']}: {DECISION[m['smoothing']].format(states=m['hmm_states'], stay=m['hmm_stay'], median_s=m['median_s'])}"
              f" at {m['threshold']:g}" for m in spec["members"]]
     vote = f"; speech where more than {spec['threshold']:g} of them say so" if spec["system"] == "majority_vote" else ""
-    return "; ".join(parts) + vote
+    return "; ".join(parts) + vote + fa_bounded_text(spec)
+
+
+def fa_bounded_text(spec: dict) -> str:
+    if "threshold_fa_bounded" not in spec:
+        return ""
+    return (f"; with --operating_point fa_bounded at {spec['threshold_fa_bounded']:g} instead ({spec['fa_bound']}: "
+            "fewer false alarms on music and tones, more misses)")
 
 
 def training_of(recipe: Path, net: Path) -> dict:
