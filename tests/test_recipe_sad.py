@@ -71,6 +71,19 @@ def test_full_run_writes_results(recipe):
     assert (recipe / "exp" / "images" / "dcf_vs_threshold.png").stat().st_size > 10000
     assert (recipe / "dump" / "train_aug" / "feats.scp").is_file()
     assert "## Robustness on eval_ood" in md and "Goal on eval_ood (held-out make)" in md
+    # stage 6's FA-bounded points reach the decodes, results.json and the report (None where stage 6 found none)
+    # (this smoke-size dev has tones but no music, so no threshold can be checked against the music bound: none)
+    bounded = {s for s in results["systems"] if (recipe / "exp" / s / "threshold_fa10").is_file()}
+    for s, m in results["systems"].items():
+        sweep = json.loads((recipe / "exp" / s / "threshold.sweep.json").read_text())
+        assert sweep["fa_bound"]["kinds"] == ["music", "tone"] and (sweep["fa_bound"]["threshold"] is None) == (
+            s not in bounded) and "tone" in sweep["rows"][0]["fa"]
+        assert (m["dev"]["fa_bounded"] is not None) == (s in bounded)
+        assert (m["threshold_fa_bounded"] is not None) == (s in bounded)
+        assert (recipe / "exp" / s / "decode_eval_ood" / "hyp_fa10.rttm").is_file() == (s in bounded)
+    assert ("## FA-bounded operating point" in md) == bool(bounded)
+    paper_systems = bounded - {"energy", "webrtcvad", "silero_vad"}
+    assert ("at the FA-bounded thresholds (chosen on dev" in md) == bool(paper_systems)
     for subset in ("dev", "eval"):
         segs = (recipe / "exp" / "stat_sad" / f"decode_{subset}" / "segments").read_text().splitlines()
         assert segs and all(float(l.split()[3]) > float(l.split()[2]) for l in segs)

@@ -300,9 +300,9 @@ def test_fa_bounded_operating_point(packed, capsys):
     assert bounded.threshold == 0.8 and bounded.members[0][0].threshold == 0.8 and bounded.members[0][1] == 0.8
     assert main(["-m", str(archive), "--operating_point", "fa_bounded", str(packed["wav"])]) == 0
     assert capsys.readouterr().out.splitlines() == [f"{packed['wav']} {a:.2f} {b:.2f}" for a, b in bounded(packed["wav"])]
-    for s in ("cnn_hmm", "majority_vote"):  # none found by stage 6; the vote's is not packed
-        assert "fa_bounded" not in read_card(packed["archives"][s])["decision"]
-        with pytest.raises(ValueError, match="no FA-bounded threshold"):
+    for s, why in (("cnn_hmm", "no FA-bounded threshold"), ("majority_vote", "a vote's members keep their DCF")):
+        assert "fa_bounded" not in read_card(packed["archives"][s])["decision"]  # none found; the vote's not packed
+        with pytest.raises(ValueError, match=why):
             SpeechSegmenter.from_pretrained(packed["archives"][s], operating_point="fa_bounded")
     with pytest.raises(ValueError, match="operating point 'low'"):
         SpeechSegmenter.from_pretrained(archive, operating_point="low")

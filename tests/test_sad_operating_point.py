@@ -9,7 +9,8 @@ from local_models.sad.decisions import FA_BOUND_SUFFIX, fa_bounded_row, tune_thr
 from local_models.sad.detectors import SHIFT, Detector
 from local_models.sad.events import write_events
 from local_models.sad.labels import read_rttm
-from local_models.sad.report import ood_goal_line
+from local_models.common.results import update_results
+from local_models.sad.report import ood_goal_line, score_system
 
 
 def _row(th, dcf, music=None, tone=None):
@@ -27,15 +28,15 @@ def test_fa_bounded_row_is_the_lowest_dcf_within_the_bound_on_every_kind():
 
 
 def _sets(tmp_path, events=True):
-    """10 s: speech 1-3 s (scores 0.9 for 1-2 s, 0.65 for 2-3 s) and 6-7 s (0.9); music 3-6 s (0.6); tone 7.5-8.5 s
-    (0.3); else 0.05."""
+    """10 s: speech 1-3 s (scores 0.93 for 1-2 s, 0.67 for 2-3 s) and 6-7 s (0.93); music 3-6 s (0.62); tone 7.5-8.5 s
+    (0.33); else 0.04 (off every sweep's grid points)."""
     t = np.arange(int(10 / SHIFT)) * SHIFT
-    s = np.full(t.shape, 0.05, np.float32)
-    for lo, hi, v in ((1, 2, 0.9), (2, 3, 0.65), (6, 7, 0.9), (3, 6, 0.6), (7.5, 8.5, 0.3)):
+    s = np.full(t.shape, 0.04, np.float32)
+    for lo, hi, v in ((1, 2, 0.93), (2, 3, 0.67), (6, 7, 0.93), (3, 6, 0.62), (7.5, 8.5, 0.33)):
         s[(t >= lo) & (t < hi)] = v
     dec, data = tmp_path / "decode_dev", tmp_path / "dev"
-    dec.mkdir(exist_ok=True)
-    data.mkdir(exist_ok=True)
+    dec.mkdir(parents=True, exist_ok=True)
+    data.mkdir(parents=True, exist_ok=True)
     kaldiio.save_ark(str(dec / "scores.ark"), {"r": s[:, None]}, scp=str(dec / "scores.scp"))
     (dec / "reco2dur").write_text("r 10.0\n")
     (data / "ref.rttm").write_text("SPEAKER r 1 1.000 2.000 <NA> <NA> speech <NA> <NA>\n"
@@ -88,3 +89,31 @@ def test_goal_at_the_bounded_point_picks_on_dev_and_keeps_silero_at_its_best_dcf
     assert "**NOT met**" in ood_goal_line(systems, "dev", bounded=True)
     del systems["rnn_hmm"]["dev"]["fa_bounded"]  # no bounded point on dev: that system is not a candidate
     assert "(CNN + HMM:" in ood_goal_line(systems, "dev", bounded=True)
+
+
+def test_stage6_cli_to_the_scores_and_results_json_and_back(tmp_path):
+    """sad_segments --tune writes the bounded point and its RTTM; score_system scores it; a re-tune on a dev without
+    events removes both, and results.json forgets the earlier point (it merges key by key)."""
+    from local_models.bin.sad_segments import main
+
+    exp, data = tmp_path / "exp", tmp_path / "data"
+    exp.mkdir()
+    data.mkdir()
+    dec, ref_dir = _sets(exp / "silero_vad")  # exp/silero_vad/decode_dev, exp/silero_vad/dev -> data/dev
+    ref_dir.rename(data / "dev")
+    th = exp / "silero_vad" / "threshold"
+    args = ["--system", "silero_vad", "--threshold-file", str(th), "--tune", str(dec), str(data / "dev"), str(dec)]
+    assert main(args) == 0
+    assert float((exp / "silero_vad" / "threshold_fa10").read_text()) == 0.65  # music (0.62) out, speech (0.67) in
+    m = score_system(exp, "silero_vad", ["dev"], data)
+    assert m["threshold_fa_bounded"] == 0.65 and m["dev"]["fa_bounded"]["fa"] == {"music": 0.0, "tone": 0.0, "background": 0.0}
+    results = tmp_path / "results.json"
+    update_results(results, "fearless_steps/sad1", "mini", {"silero_vad": m})
+
+    (data / "dev" / "events").unlink()
+    assert main(args) == 0
+    assert not (exp / "silero_vad" / "threshold_fa10").exists() and not (dec / "hyp_fa10.rttm").exists()
+    m = score_system(exp, "silero_vad", ["dev"], data)
+    assert m["threshold_fa_bounded"] is None and m["dev"]["fa_bounded"] is None
+    merged = update_results(results, "fearless_steps/sad1", "mini", {"silero_vad": m})["systems"]["silero_vad"]
+    assert merged["threshold_fa_bounded"] is None and merged["dev"]["fa_bounded"] is None

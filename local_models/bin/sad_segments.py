@@ -4,7 +4,8 @@ import sys
 from pathlib import Path
 
 from local_models.common.datadir import DataDirError
-from local_models.sad.decisions import FA_BOUND, FA_BOUND_SUFFIX, PRIMARY_COLLAR, tune_threshold, write_detections
+from local_models.sad.decisions import (FA_BOUND, FA_BOUND_SUFFIX, PRIMARY_COLLAR, bounded_path, read_threshold_file,
+                                       tune_threshold, write_detections)
 from local_models.sad.detectors import DETECTORS, get_detector
 
 
@@ -33,10 +34,9 @@ def main(argv=None):
     try:
         if args.tune:
             tune_threshold(detector, args.system, *args.tune, th_file)
-        threshold = float(th_file.read_text()) if th_file.is_file() else detector.threshold
-        bounded_file = Path(f"{th_file}{FA_BOUND_SUFFIX}")
-        bounded = float(bounded_file.read_text()) if bounded_file.is_file() else None
-        write_detections(detector, threshold, args.decode_dirs, bounded)
+        threshold = read_threshold_file(th_file)
+        threshold = detector.threshold if threshold is None else threshold
+        write_detections(detector, threshold, args.decode_dirs, read_threshold_file(bounded_path(th_file)))
     except (DataDirError, OSError, ValueError) as e:
         print(f"sad_segments: {e}", file=sys.stderr)
         return 1

@@ -24,6 +24,23 @@ FA_BOUND, FA_BOUND_KINDS = 0.10, ("music", "tone")
 FA_BOUND_SUFFIX = "_fa10"  # exp/<system>/threshold_fa10, DECODE_DIR/hyp_fa10.rttm
 
 
+def bounded_path(threshold_file) -> Path:
+    """Where the FA-bounded threshold lives beside THRESHOLD_FILE (exp/<system>/threshold -> threshold_fa10)."""
+    return Path(f"{threshold_file}{FA_BOUND_SUFFIX}")
+
+
+def read_threshold_file(path) -> Optional[float]:
+    """The threshold in PATH (one number), or None when PATH does not exist."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    text = path.read_text()
+    try:
+        return float(text.strip())
+    except ValueError:
+        raise ValueError(f"{path}: not a threshold ({text[:40]!r})") from None
+
+
 def load_scores(decode_dir) -> Dict[str, np.ndarray]:
     return {k: np.asarray(v)[:, 0] for k, v in kaldiio.load_scp(str(Path(decode_dir) / "scores.scp")).items()}
 
@@ -82,7 +99,7 @@ def tune_threshold(detector: Detector, system: str, decode_dir, data_dir, thresh
                                 "threshold": bounded and bounded["threshold"]}}, f, indent=1)
     with atomic_open(threshold_file) as f:
         f.write(f"{best_threshold(rows)}\n")
-    bounded_file = Path(f"{threshold_file}{FA_BOUND_SUFFIX}")
+    bounded_file = bounded_path(threshold_file)
     if bounded is None:
         bounded_file.unlink(missing_ok=True)  # an earlier tuning's point must not outlive this one
     else:

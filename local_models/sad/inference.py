@@ -108,14 +108,17 @@ def at_operating_point(spec: dict, point: str) -> dict:
         raise ValueError(f"operating point '{point}': one of {', '.join(OPERATING_POINTS)}")
     if point == "dcf":
         return spec
+    if spec["system"] == "majority_vote" or len(spec.get("members", [None])) != 1:
+        raise ValueError(f"{spec['system']}: the FA-bounded operating point is one threshold of one system; a vote's "
+                         "members keep their DCF-tuned thresholds (use the dcf operating point)")
     th = spec.get("threshold_fa_bounded")
     if th is None:
         raise ValueError(f"{spec['system']}: this model has no FA-bounded threshold (stage 6 found none: its dev set "
                          "had no events table, no threshold kept within the bound, or the system is the majority vote, "
                          "or it was packed before the point existed); use the dcf operating point")
     out = {**spec, "threshold": th}
-    if "members" in spec:
-        out["members"] = [{**m, "threshold": th} for m in spec["members"]]
+    if "members" in spec:  # the one net's decision (stat_sad has no members)
+        out["members"] = [{**spec["members"][0], "threshold": th}]
     return out
 
 

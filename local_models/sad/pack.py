@@ -21,7 +21,7 @@ import yaml
 from local_models.common.datadir import atomic_open, read_table
 from local_models.common.pack import pack_model
 
-from .decisions import FA_BOUND, FA_BOUND_SUFFIX, PRIMARY_COLLAR
+from .decisions import FA_BOUND, PRIMARY_COLLAR, bounded_path, read_threshold_file
 from .detectors import SHIFT, detector_class
 from .neural import devbest_model_dir, model_file, voters
 from .statistical import StatConfig
@@ -47,24 +47,10 @@ def net_dir(exp_root: Path, system: str) -> Path:
 
 def read_threshold(exp_root: Path, system: str) -> Tuple[float, bool]:
     """(threshold, tuned): exp/<system>/threshold (stage 6, tuned on dev) or the system's default."""
-    f = exp_root / system / "threshold"
-    if not f.is_file():
+    th = read_threshold_file(exp_root / system / "threshold")
+    if th is None:
         return float(detector_class(_base(system)).threshold), False
-    try:
-        return float(f.read_text().strip()), True
-    except ValueError:
-        raise ValueError(f"{f}: not a threshold ({f.read_text()[:40]!r})") from None
-
-
-def read_fa_bounded(exp_root: Path, system: str) -> Optional[float]:
-    """exp/<system>/threshold_fa10 (stage 6: the FA-bounded operating point, decisions.fa_bounded_row), or None."""
-    f = exp_root / system / f"threshold{FA_BOUND_SUFFIX}"
-    if not f.is_file():
-        return None
-    try:
-        return float(f.read_text().strip())
-    except ValueError:
-        raise ValueError(f"{f}: not a threshold ({f.read_text()[:40]!r})") from None
+    return th, True
 
 
 def _member(exp_root: Path, system: str, prefix: str, inference_model: str, files: dict, yaml_files: dict) -> dict:
@@ -112,7 +98,7 @@ def describe(exp_dir, inference_model: str = "") -> Tuple[dict, Dict[str, Path],
 
 def _add_fa_bounded(spec: dict, exp_root: Path) -> None:
     """SPEC's second operating point, when stage 6 found one: inference's --operating_point fa_bounded."""
-    th = read_fa_bounded(exp_root, spec["system"])
+    th = read_threshold_file(bounded_path(exp_root / spec["system"] / "threshold"))
     if th is not None:
         spec["threshold_fa_bounded"] = th
         spec["fa_bound"] = f"at most {FA_BOUND * 100:.0f} % of the music and of the tone time called speech on dev"
@@ -188,6 +174,8 @@ def make_card(recipe: Path, spec: dict, inference_model: str) -> dict:
                             "P_fa, the FS02 challenge's); no_collar: without",
             "usage": "speech-segments --model model.tar.gz recording.wav [--rttm out.rttm] (any sample rate; "
                      "resampled to 8 kHz)"}
+    if "threshold_fa_bounded" in spec:
+        card["threshold_fa_bounded"] = spec["threshold_fa_bounded"]
     if spec["kind"] == "stat_sad":
         card["training"] = "none (unsupervised); threshold chosen on dev"
         card["stat_config"] = spec["stat_config"]

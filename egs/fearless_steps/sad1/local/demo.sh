@@ -4,7 +4,8 @@
 # pack; its report goes to exp/demo/RESULTS.md, the committed RESULTS.md stays) for stat_sad and cnn_hmm, then a
 # FRESH 45 s recording no stage saw (the mini-corpus synthesiser with another seed: new words, noise and SNR drift;
 # eval_ood's accents and the held-out make's music / tones / noises, which no training stream has; 16 kHz) through
-# each packed system alone: speech-segments --rttm -> exp/demo/{fresh.wav,fresh_ref.rttm,<system>.rttm,summary.md}. Options go to run.sh.
+# each packed system alone (and at its FA-bounded operating point when it has one): speech-segments --rttm ->
+# exp/demo/{fresh.wav,fresh_ref.rttm,<system>[@fa_bounded].rttm,summary.md}. Options go to run.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . ./path.sh
@@ -27,6 +28,13 @@ for s in ${systems}; do
     python -m local_models.bin.speech_segments --model "exp/${s}/packed/model.tar.gz" --rttm "exp/demo/${s}.rttm" \
         exp/demo/fresh.wav
     hyps+=("${s}=exp/demo/${s}.rttm:$(seconds "${t0}")")
+    if [ -f "exp/${s}/threshold_fa10" ]; then  # its second operating point (stage 6 found one on the demo's dev)
+        log "demo: speech-segments --model exp/${s}/packed/model.tar.gz --operating_point fa_bounded --rttm exp/demo/${s}@fa_bounded.rttm exp/demo/fresh.wav"
+        t0=${EPOCHREALTIME}
+        python -m local_models.bin.speech_segments --model "exp/${s}/packed/model.tar.gz" --operating_point fa_bounded \
+            --rttm "exp/demo/${s}@fa_bounded.rttm" exp/demo/fresh.wav
+        hyps+=("${s}@fa_bounded=exp/demo/${s}@fa_bounded.rttm:$(seconds "${t0}")")
+    fi
 done
 python local/demo.py summary --input exp/demo/fresh.wav --ref exp/demo/fresh_ref.rttm --hyp "${hyps[@]}" \
     --nonspeech-note "; music, tones and noises of the held-out make (downloads/nonspeech/eval)" \

@@ -15,7 +15,9 @@
 # Environment: GPU_TRAIN_NETS (default "cnn1d rnn seg_rnn"), GPU_TRAIN_NGPU (default 1), GPU_TRAIN_ARGS (ESPnet options; default 100 iterations
 # an epoch, at most 40 epochs: the paper's 50,000 iterations do not fit a lent machine's minutes), GPU_TRAIN_AUG_COPIES
 # (augmented copies per training recording, made there; more copies cost nothing to carry. Default 4, not run.sh's 1:
-# on the lent H200, 4 copies gave a lower dev DCF and validation loss than 1 for the CNN and the RNN, same time limit).
+# in one call on a lent H200, 4 copies gave a lower dev DCF and validation loss than 1 for the CNN and the RNN at the
+# same 270 s, docs/gpu.md). The augmentation there draws from the built-in set only: MUSAN / RIRS_NOISES (db.sh) do
+# not travel.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nets=${GPU_TRAIN_NETS:-cnn1d rnn seg_rnn}
@@ -124,6 +126,6 @@ case "${cmd}" in
     prepare) [ $# -eq 1 ] || die "prepare DEST"; prepare "$1" ;;
     run) [ $# -ge 2 ] || die "run SRC OUT [SECS]"; . ./path.sh; run "$@" ;;
     install) [ $# -eq 1 ] || die "install SRC"; install "$1" ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' ;;
+    -h|--help) sed -n '2,/^set -euo/p' local/gpu_train.sh | sed '$d' | sed 's/^# \{0,1\}//' ;;
     *) die "prepare, run or install (see --help)" ;;
 esac
