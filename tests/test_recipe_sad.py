@@ -158,6 +158,7 @@ def test_table2_seg_rnn_is_the_dev_best_grid_point(recipe):
         # same model, same dev data, same threshold sweep: the same DCF as the grid point
         assert abs(m["dev"]["dcf"] - best["dcf"]) < 1e-9 and "eval" in m
         assert (recipe / "exp" / "seg_rnn_devbest" / "model_dir").read_text().strip() == best["model_dir"]
+
         assert "| Seg. RNN, dev-best (L, S) of Fig. 7 |" in md
     # the ordering lines quote this run's eval DCFs of the seg RNN Table 2 reports
     seg = "seg_rnn_devbest" if "seg_rnn_devbest" in results else "seg_rnn"
@@ -197,6 +198,26 @@ def test_ordering_is_checked_with_and_without_the_collar_and_files_are_tabulated
     table = per_file_lines(sys_((0.02, 0.03, 0.04, 0.05, 0.2), (0.06, 0.07, 0.05, 0.08, 0.3)), ["eval"])
     assert "| file | Stat. SAD | CNN + HMM | RNN + HMM | Seg. RNN |" in table[3]
     assert table[5] == "| f1 | 5.00 | 3.00 | 4.00 | 2.00 | 20.00 |" and table[6].startswith("| f2 | 8.00 |")
+
+
+def test_stage6_without_the_grid_resegments_an_earlier_dev_best_point(recipe, tmp_path):
+    """Stage 8 scores exp/seg_rnn_devbest whenever it is there: a rerun of stage 6 with --seg-grid "" must re-tune and
+    re-segment it, as stage 7 would, so that no decision of an earlier stage 6 is scored."""
+    work = tmp_path / "sad1"
+    shutil.copytree(recipe, work, ignore=shutil.ignore_patterns("dump", "downloads"))
+    best = work / "exp" / "seg_rnn_devbest"
+    if not (best / "model_dir").is_file():  # this grid kept exp/seg_rnn: its decodes stand in for a dev-best point
+        for d in (work / "exp" / "seg_rnn").glob("decode_*"):
+            shutil.copytree(d, best / d.name)
+        (best / "model_dir").write_text("exp/seg_rnn\n")
+    for f in [*best.glob("decode_*/hyp.rttm"), best / "threshold.sweep.json"]:
+        f.unlink(missing_ok=True)
+    (best / "threshold").write_text("0.999\n")  # an earlier stage 6's
+    run(work, "--stage", "6", "--stop-stage", "6", "--systems", "seg_rnn", "--train-config-suffix", "_smoke",
+        "--seg-grid", "")
+    rows = json.loads((best / "threshold.sweep.json").read_text())["rows"]
+    assert float((best / "threshold").read_text()) == min(rows, key=lambda r: (r["dcf"], r["threshold"]))["threshold"]
+    assert all((best / f"decode_{x}" / "hyp.rttm").is_file() for x in ("dev", "eval", "eval_ood"))
 
 
 def test_malformed_grid_fails_before_any_work(recipe):

@@ -105,6 +105,10 @@ fi
 if stage_enabled 6; then
     log "Stage 6: thresholds tuned on ${dev_set} -> exp/<system>/threshold; segments + hyp.rttm per set"
     for s in ${systems}; do [ "${s}" = majority_vote ] || segment_system "${s}"; done
+    # an earlier stage 7's dev-best seg RNN, still Table 2's row: re-segmented here when stage 7 will not redo it
+    if ! grid_runs && [ -f exp/seg_rnn_devbest/model_dir ] && [[ " ${systems} " == *" seg_rnn "* ]] && has_ref "${dev_set}"; then
+        segment_devbest
+    fi
     grid_runs || vote_system  # last (its members' thresholds); after stage 7's dev-best seg RNN when the grid runs
 fi
 

@@ -162,17 +162,25 @@ train_seg_grid() {
 # decode_devbest BEST D: decode every set with the grid point BEST as system seg_rnn_devbest into D (threshold
 # tuned on ${dev_set} like every other system's)
 decode_devbest() {
-    local best=$1 d=$2 x dirs="" todo=()
+    local best=$1 d=$2 x todo=()
     [ "$(cat "${d}/model_dir" 2>/dev/null)" = "${best}" ] || rm -rf "${d}"
     for x in ${all_sets}; do
         stale "${d}/decode_${x}/scores.scp" "${best}/${inference_model}" && todo+=("${x}")
-        dirs+=" ${d}/decode_${x}"
     done
     decode seg_rnn "${best}" "${d}" "${todo[@]}"
+    segment_devbest "${d}"
+    echo "${best}" > "${d}/model_dir"
+}
+
+# segment_devbest [D]: tune D's (default exp/seg_rnn_devbest) thresholds on ${dev_set} with the seg RNN's decision,
+# then write segments + hyp.rttm (+ hyp_fa10.rttm) of every set. Stage 6 calls it too when the grid does not run,
+# so a rerun of stages 6-8 leaves no decision of an earlier stage 6 behind.
+segment_devbest() {
+    local d=${1:-exp/seg_rnn_devbest} x dirs=""
+    for x in ${all_sets}; do dirs+=" ${d}/decode_${x}"; done
     # shellcheck disable=SC2086  # word list
     python -m local_models.bin.sad_segments --system seg_rnn --threshold-file "${d}/threshold" \
         --tune "${d}/decode_${dev_set}" "data/${dev_set}" ${dirs}
-    echo "${best}" > "${d}/model_dir"
 }
 
 # pack_systems: stage 9, one archive per system of ${systems} a user can run (stat_sad and the neural ones; the
