@@ -68,6 +68,10 @@ def test_full_run_writes_results(recipe):
         assert (recipe / "exp" / model / "valid.loss.best.pth").exists()
         assert "sad_train" in (recipe / "exp" / model / "run.sh").read_text()
     assert (recipe / "dump" / "train_aug" / "chunks" / "feats_shape").is_file()  # trained on train + its copies
+    n = len((recipe / "dump" / "train_aug" / "chunks" / "feats_shape").read_text().splitlines())
+    record = f"train_aug: {n} chunks (train + 1 augmented copy per recording)"
+    assert (recipe / "exp" / "cnn1d" / "train_data.txt").read_text().strip() == record
+    assert f"| cnn1d | `conf/tuning/train_cnn1d_smoke.yaml` | {record} | " in md
     assert (recipe / "exp" / "images" / "dcf_vs_threshold.png").stat().st_size > 10000
     assert (recipe / "dump" / "train_aug" / "feats.scp").is_file()
     assert "## Robustness on eval_ood" in md and "Goal on eval_ood (held-out make)" in md

@@ -374,8 +374,9 @@ NET_NAMES = ("cnn1d", "rnn", "seg_rnn")  # nets.NETS' keys (not imported here: i
 
 
 def training_data(exp_dir: Path, recipe: Path) -> str:
-    """What EXP_DIR's net trained on: train_data.txt where local/gpu_train.sh wrote it on the device (the chunks
-    stay there), else the chunk count of the config's train_shape_file under RECIPE; '?' when neither is there."""
+    """What EXP_DIR's net trained on: its train_data.txt (stage 4 writes it before training; local/gpu_train.sh
+    brings it back from the device), else, for nets trained before that record existed, the chunk count of the
+    config's train_shape_file under RECIPE as it is now; '?' when neither is there."""
     import yaml
 
     note = exp_dir / "train_data.txt"

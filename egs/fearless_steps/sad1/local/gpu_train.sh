@@ -64,14 +64,13 @@ prepare() {
 
 # run SRC OUT [SECS]: features, chunks and the nets' training on this machine's GPU
 run() {
-    local src=$1 out=$2 secs=${3:-200} m t0 best chunks
+    local src=$1 out=$2 secs=${3:-200} m t0 best
     tar -xf "${src}/sad_data.tar"
     t0=$(date +%s)
     python -m local_models.bin.sad_augment --nonspeech "${nonspeech}" --copies "${aug_copies}" --seed 0 \
         data/train data/train_aug downloads/aug > "${out}/prep.log" 2>&1 || { tail -30 "${out}/prep.log"; die "augmentation failed"; }
     ./run.sh --stage 2 --stop-stage 3 --nj 16 --aug-copies "${aug_copies}" --test-sets "" \
         --systems "cnn_hmm rnn_hmm seg_rnn" >> "${out}/prep.log" 2>&1 || { tail -30 "${out}/prep.log"; die "stages 2-3 failed"; }
-    chunks=$(wc -l < dump/train_aug/chunks/feats_shape)
     echo "gpu_train.sh: stages 2-3 took $(( $(date +%s) - t0 )) s"
     nvidia-smi -L > "${out}/gpu.txt" 2>/dev/null || true
     for m in ${nets}; do
@@ -88,8 +87,7 @@ run() {
         cp -L "${best}" "${out}/exp/${m}/valid.loss.best.pth"
         basename "$(readlink -f "${best}")" > "${out}/exp/${m}/best_epoch"  # <N>epoch.pth: which epoch it is
         cp "exp/${m}/config.yaml" "exp/${m}/train.log" "${out}/exp/${m}/"
-        echo "train_aug: ${chunks} chunks (train + ${aug_copies} augmented copies per recording, made on the device)" \
-            > "${out}/exp/${m}/train_data.txt"
+        cp "exp/${m}/train_data.txt" "${out}/exp/${m}/"  # stage 4's record of its training data
         if [ -d "exp/${m}/images" ]; then cp -r "exp/${m}/images" "${out}/exp/${m}/"; fi
     done
 }

@@ -59,7 +59,12 @@ stft_feats() {
 
 # train_model CONF OUTDIR [ESPnet options...]: train a SAD net through ESPnet2 (resumes from OUTDIR's checkpoint)
 train_model() {
-    local conf=$1 out=$2; shift 2
+    local conf=$1 out=$2 copies="no augmented copies"; shift 2
+    # what it trains on, kept beside the net for the report (dump/ may be rebuilt later from other data); written
+    # first: a training stopped at a time limit (local/gpu_train.sh) still has it
+    [ "${aug_copies}" -gt 0 ] && copies="${train_set} + ${aug_copies} augmented cop$([ "${aug_copies}" = 1 ] && echo y || echo ies) per recording"
+    mkdir -p "${out}"
+    echo "${train_data}: $(wc -l < "dump/${train_data}/chunks/feats_shape") chunks (${copies})" > "${out}/train_data.txt"
     espnet_train "${out}" sad_train --config "${conf}" \
             --train_data_path_and_name_and_type "dump/${train_data}/chunks/feats.scp,feats,kaldi_ark" \
             --train_data_path_and_name_and_type "dump/${train_data}/chunks/labels.scp,labels,kaldi_ark" \
