@@ -267,12 +267,17 @@ def ood_check(systems: dict, dev: str, bounded: bool = False):
         fa.get("tone")
 
 
+def table_order(systems: dict) -> list:
+    """The report's row order: Table 2's systems as the paper lists them, then the others by name."""
+    return [n for n in PAPER_TABLE2 if n in systems] + sorted(n for n in systems if n not in PAPER_TABLE2)
+
+
 def robustness_lines(systems: dict, sets, dev: str):
     """Per set with an events table: every system's false alarms on each kind of non-speech and misses by SNR band."""
     lines = []
     bands = [band_name(lo, hi) for lo, hi in SNR_BANDS]
     for x in sets:
-        order = [n for n in PAPER_TABLE2 if n in systems] + sorted(n for n in systems if n not in PAPER_TABLE2)
+        order = table_order(systems)
         scored = {n: systems[n][x] for n in order if "robustness" in systems[n].get(x, {})}
         if not scored:
             continue
@@ -333,8 +338,7 @@ def ood_goal_line(systems: dict, dev: str, bounded: bool = False) -> Optional[st
 def bounded_lines(systems: dict, dev: str) -> list:
     """The FA-bounded operating point: per system, its threshold and its DCF and music / tone false alarms on DEV
     (where it was chosen) and on eval_ood, then the goal judged there."""
-    rows = [n for n in [*PAPER_TABLE2, *sorted(systems)] if n in systems and "threshold" in systems[n]]
-    rows = list(dict.fromkeys(rows))
+    rows = [n for n in table_order(systems) if "threshold" in systems[n]]
     if not any(dev in systems[n] and systems[n][dev].get("fa_bounded") for n in rows):
         return []
     kinds = " and ".join(FA_BOUND_KINDS)
