@@ -23,6 +23,7 @@ import json
 import math
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -157,6 +158,10 @@ def get_parser():
     p.add_argument("--timeout", type=float, default=0,
                    help="seconds per run.sh call (0: none); a training past it fails its recipe, a decode past it "
                         "is reported and the trained models are still timed, and the JSON is written either way")
+    p.add_argument("--resume", action="store_true",
+                   help="with --stage run: skip the training of a recipe whose models all have their checkpoint in "
+                        "--workdir (a device call cut off after training; the machine keeps the workdir while warm: "
+                        "do not carry .gpu_check again), then decode and measure")
     p.add_argument("--out", default=str(DEFAULT_OUT), help="results JSON (default %(default)s)")
     return p
 
@@ -177,6 +182,55 @@ def run_sh(recipe_dir: Path, *args, timeout=None):
     if proc.returncode != 0:
         raise RuntimeError(f"{recipe_dir.name}: run.sh {' '.join(args)} failed:\n{err[-3000:]}")
     return time.perf_counter() - t0
+
+
+_STAMP = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
+
+
+def _log_time(line: str, header: bool = False):
+    """Seconds since the epoch of a launcher header (`# Started at <date>`) or an ESPnet log line, else None."""
+    try:
+        if header:
+            return time.mktime(time.strptime(line.split("Started at ", 1)[1].strip(), "%a %b %d %H:%M:%S %Z %Y"))
+        m = _STAMP.search(line)
+        return time.mktime(time.strptime(m.group(0), "%Y-%m-%d %H:%M:%S")) if m else None
+    except (IndexError, ValueError):
+        return None
+
+
+def training_logs(recipe_dir: Path) -> list:
+    """Where each training of a recipe spent its time, from every exp/**/train.log (the launcher's header and
+    footer, ESPnet's time-stamped lines): start-up to the first epoch, seconds in all, ended or not. Put in a
+    failed step's error, so a run cut at a time limit says which training held it up (the logs stay there)."""
+    out = []
+    for log in sorted((recipe_dir / "exp").rglob("train.log")):  # TC-STAR: exp/<speaker>/<system>/
+        lines = log.read_text(errors="replace").splitlines()
+        start = next((_log_time(x, header=True) for x in lines if x.startswith("# Started at")), None)
+        stamps = [t for t in map(_log_time, lines) if t is not None]
+        first_epoch = next((_log_time(x) for x in lines if "epoch started" in x), None)
+        ended = next((x.split("time=")[1].split()[0] for x in lines if x.startswith("# Accounting: time=")), None)
+        parts = [str(log.parent.relative_to(recipe_dir))]
+        if start is not None and first_epoch is not None:
+            parts.append(f"start-up {first_epoch - start:.0f} s")
+        if ended is not None:
+            parts.append(f"ended after {ended} s")
+        elif start is not None and stamps:
+            parts.append(f"NOT ended, last line {max(stamps) - start:.0f} s after its start: {lines[-1][-120:]}")
+        else:
+            parts.append("NOT ended")
+        out.append(", ".join(parts))
+    return out
+
+
+def measured_models(r: "Recipe", device: str) -> dict:
+    """The models of recipe R that a run on DEVICE trains and times (on the CPU: its cpu_models, if it names some)."""
+    return {n: m for n, m in r.models.items() if not (device == "cpu" and r.cpu_models and n not in r.cpu_models)}
+
+
+def trained(recipe_dir: Path, r: "Recipe", device: str) -> bool:
+    """Whether every model of recipe R that this run measures has its config and checkpoint in RECIPE_DIR."""
+    return all((recipe_dir / m.exp / f).is_file() for m in measured_models(r, device).values()
+               for f in ("config.yaml", m.checkpoint))
 
 
 def device_options(device: str, steps: int, batch_args: str = ""):
@@ -385,7 +439,11 @@ def main(argv=None):
             if args.stage == "run" and not (dst / "data").is_dir():
                 result["errors"].append({"recipe": r.name, "step": "run", "error": f"{dst}: not prepared"})
                 continue
-            steps += [("train", r.train + dev + extra)] + ([("train2", r.train2 + dev + extra)] if r.train2 else [])
+            if args.resume and trained(dst, r, args.device):
+                print(f"gpu_check: {r.name}: every model has its checkpoint in {dst}: training skipped (--resume)",
+                      file=sys.stderr)
+            else:
+                steps += [("train", r.train + dev + extra)] + ([("train2", r.train2 + dev + extra)] if r.train2 else [])
             steps.append(("decode", r.decode + dev + extra))
         try:
             for step, opts in steps:
@@ -400,15 +458,19 @@ def main(argv=None):
                     continue
                 print(f"gpu_check: {r.name} {step} done ({result['stage_s'][f'{r.name}:{step}']:.0f} s)",
                       file=sys.stderr)
+                if step.startswith("train"):  # each training's share, and a record if a later step is cut off
+                    result.setdefault("trainings", {})[r.name] = training_logs(dst)
+                    write_result(Path(args.out), result)
             if args.stage == "prepare":
                 continue
         except Exception as e:  # one recipe's failure is reported; the others are still run
-            result["errors"].append({"recipe": r.name, "step": "run", "error": f"{type(e).__name__}: {e}"})
+            result["errors"].append({"recipe": r.name, "step": "run", "error": f"{type(e).__name__}: {e}",
+                                     "trainings": training_logs(dst)})
             print(f"gpu_check: {r.name} FAILED: {e}", file=sys.stderr)
+            if args.stage != "prepare":
+                write_result(Path(args.out), result)
             continue
-        for name, m in r.models.items():
-            if args.device == "cpu" and r.cpu_models and name not in r.cpu_models:
-                continue
+        for name, m in measured_models(r, args.device).items():
             try:
                 row = measure(dst, name, m, args.device, args.steps, args.max_batch, precisions)
                 row["recipe"] = r.name

@@ -37,6 +37,9 @@ def test_every_recipe_trains_its_paper_size_configs_and_decodes(check):
     assert {(r["recipe"], r["model"]) for r in result["rows"]} == expected
     for recipe in gpu_check.RECIPES:
         d = work / recipe.name.replace("/", "_")
+        # every training's time is on record (what a run cut at its time limit would have said)
+        trainings = result["trainings"][recipe.name]
+        assert trainings and all(re.fullmatch(r"exp/\S+, start-up \d+ s, ended after \d+ s", t) for t in trainings), trainings
         for name, m in recipe.models.items():
             if recipe.cpu_models and name not in recipe.cpu_models:
                 continue
@@ -51,6 +54,23 @@ def test_every_recipe_trains_its_paper_size_configs_and_decodes(check):
             for key in ("optim", "scheduler"):
                 if key in paper and key in conf:
                     assert conf[key] == paper[key]
+
+
+def test_resume_decodes_and_measures_without_retraining(tmp_path, check):
+    """--resume on a work dir whose models are trained (a device call cut off after training): no training step,
+    the checkpoints untouched, the models decoded and measured again."""
+    _, work, _ = check
+    zs = next(r for r in gpu_check.RECIPES if r.name == "zerospeech2019/unit1")
+    d = work / zs.name.replace("/", "_")
+    ckpts = {m.exp: (d / m.exp / m.checkpoint).stat().st_mtime_ns for m in zs.models.values()}
+    out = tmp_path / "resumed.json"
+    assert gpu_check.main(["--stage", "run", "--device", "cpu", "--steps", "1", "--max-batch", "1", "--nj", "1",
+                           "--precisions", "fp32", "--recipes", "unit1", "--workdir", str(work), "--resume",
+                           "--out", str(out)]) == 0
+    resumed = json.loads(out.read_text())
+    assert set(resumed["stage_s"]) == {f"{zs.name}:decode"} and "trainings" not in resumed
+    assert {r["model"] for r in resumed["rows"]} == set(zs.models)
+    assert {m.exp: (d / m.exp / m.checkpoint).stat().st_mtime_ns for m in zs.models.values()} == ckpts
 
 
 def test_rows_hold_timings_and_parity(check):
@@ -106,7 +126,8 @@ def _result(gpu, recipes, steps=10):
     rows = [{"recipe": rec, "model": f"m_{rec.split('/')[0]}", "params_m": 1.0, "batch": 2, "paper_batch": 2,
              "paper_steps": 10, "schedule": "s", "parity_max_rel": 0.0, "fp32": {"step_s": 0.5}} for rec in recipes]
     return {"environment": env, "steps": steps, "rows": rows, "errors": [],
-            "stage_s": {f"{rec}:train": 1.0 for rec in recipes}, "not_measured": {}, "runs": [f"run on {gpu}"]}
+            "stage_s": {f"{rec}:train": 1.0 for rec in recipes}, "not_measured": {}, "runs": [f"run on {gpu}"],
+            "trainings": {rec: [f"exp/a: {gpu}"] for rec in recipes}}
 
 
 def test_merge_keeps_each_recipes_machine(tmp_path):
@@ -121,6 +142,9 @@ def test_merge_keeps_each_recipes_machine(tmp_path):
     assert sorted((r["recipe"], merged["recipe_environment"][r["recipe"]]["gpu"]) for r in merged["rows"]) == [
         ("fearless_steps/sad1", "H100"), ("kss/tts1", "H200"), ("tcstar/tts1", "H200")]
     assert merged["not_measured"] == {} and merged["runs"] == ["run on H100", "run on H200"]
+    # each recipe's training times come from the run that measured it
+    assert merged["trainings"] == {"fearless_steps/sad1": ["exp/a: H100"], "kss/tts1": ["exp/a: H200"],
+                                   "tcstar/tts1": ["exp/a: H200"]}
     assert "on H100" in "\n".join(gpu_report.section("fearless_steps/sad1", out))
     tcstar = "\n".join(gpu_report.section("tcstar/tts1", out))
     assert "on H200" in tcstar and "| m_tcstar |" in tcstar and "Not measured" not in tcstar
@@ -131,3 +155,41 @@ def test_merge_keeps_each_recipes_machine(tmp_path):
         gpu_check.main(["--stage", "merge", "--merge", str(new), "--out", str(out)])
     with pytest.raises(SystemExit, match="no such file"):
         gpu_check.main(["--stage", "merge", "--merge", str(tmp_path / "missing.json"), "--out", str(out)])
+
+
+def _train_log(path: Path, lines):
+    path.parent.mkdir(parents=True)
+    path.write_text("\n".join(["# python -m x", "# Started at Sat Nov 28 04:55:56 UTC 2026", "#", *lines]) + "\n")
+
+
+def test_training_logs_say_which_training_held_a_step_up(tmp_path):
+    """A step cut at --timeout lands each training's start-up and time in the JSON (the device's logs are lost)."""
+    stamp = "[vm] 2026-11-28 {} (trainer:336) INFO: {}"
+    _train_log(tmp_path / "exp" / "tts_jdit" / "train.log",
+               [stamp.format("04:56:14,100", "1/1epoch started"), stamp.format("04:56:20,000", "1epoch results"),
+                "# Accounting: time=28 threads=1", "# Ended (code 0) at Sat Nov 28 04:56:24 UTC 2026"])
+    _train_log(tmp_path / "exp" / "tts_transformer" / "train.log",
+               [stamp.format("04:56:30,000", "1/1epoch started"), stamp.format("04:58:36,000", "valid started")])
+    (tmp_path / "exp" / "tts_fastspeech").mkdir()  # not started: no log, no line
+    assert gpu_check.training_logs(tmp_path) == [
+        "exp/tts_jdit, start-up 18 s, ended after 28 s",
+        "exp/tts_transformer, start-up 34 s, NOT ended, last line 160 s after its start: "
+        + stamp.format("04:58:36,000", "valid started")]
+
+
+def test_resume_skips_training_only_when_every_measured_model_is_there(tmp_path):
+    kss = next(r for r in gpu_check.RECIPES if r.name == "kss/tts1")
+    for name, m in kss.models.items():
+        if name == "fastspeech":  # the last one trained: a call cut off before it ends
+            continue
+        (tmp_path / m.exp).mkdir(parents=True)
+        for f in ("config.yaml", m.checkpoint):
+            (tmp_path / m.exp / f).write_text("x")
+    assert not gpu_check.trained(tmp_path, kss, "cuda")
+    assert gpu_check.trained(tmp_path, kss, "cpu")  # the CPU run measures JDI-T only (cpu_models)
+    fs = kss.models["fastspeech"]
+    (tmp_path / fs.exp).mkdir(parents=True)
+    (tmp_path / fs.exp / "config.yaml").write_text("x")
+    assert not gpu_check.trained(tmp_path, kss, "cuda")  # a config without its checkpoint: not trained
+    (tmp_path / fs.exp / fs.checkpoint).write_text("x")
+    assert gpu_check.trained(tmp_path, kss, "cuda")

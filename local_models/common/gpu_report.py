@@ -23,7 +23,7 @@ def environment(result: dict, recipe: str = "") -> dict:
 
 
 def merge(old: dict, new: dict) -> dict:
-    """NEW's recipes replace theirs in OLD (rows, errors, stage times, reasons); the others keep their rows and, in
+    """NEW's recipes replace theirs in OLD (rows, errors, stage and training times, reasons); the others keep their rows and, in
     recipe_environment, the machine that measured them. Both must come from the same --steps."""
     if old.get("steps") != new["steps"]:
         raise ValueError(f"gpu_check --merge: --steps {new['steps']} differs from the merged file's {old.get('steps')}")
@@ -40,6 +40,7 @@ def merge(old: dict, new: dict) -> dict:
             "stage_s": {**{k: v for k, v in old.get("stage_s", {}).items() if keep(k.split(":")[0])}, **new["stage_s"]},
             "not_measured": {k: v for k, v in {**old.get("not_measured", {}), **new.get("not_measured", {})}.items()
                              if keep(k)},
+            "trainings": {**{k: v for k, v in old.get("trainings", {}).items() if keep(k)}, **new.get("trainings", {})},
             "runs": old.get("runs", []) + new.get("runs", [])}
 
 
