@@ -172,3 +172,20 @@ def test_epochs_run_from_the_latest_link_or_the_logs(tmp_path):
     (d / "latest.pth").symlink_to("7epoch.pth")  # ESPnet's own record wins
     assert epochs_run(d) == 7
     assert epochs_run(tmp_path / "missing") is None
+
+
+def test_zerospeech_report_states_the_training_budget(tmp_path):
+    """RESULTS.md's 'at this training budget' needs the budget: epochs and scored epoch of every model, by config."""
+    from local_models.vqvae.report import training_line
+
+    exp = tmp_path / "exp"
+    for name, losses in (("trf_a", [0.5, 0.4, 0.45]), ("conv_a", [0.5, 0.4, 0.3]), ("trf_b", [0.5, 0.45])):
+        d = _exp(exp, losses, max_epoch=3, ngpu=0, name=name)
+        log = d / "train.log"
+        log.write_text(log.read_text().replace(f"train_{name}.yaml", "train_vqvae_tiny.yaml"))
+    _exp(exp / "inverter_trf_a", [0.9], max_epoch=1, ngpu=0, name="V001")
+    assert training_line(exp, ["trf_a", "conv_a", "trf_b", "not_trained"], exp / "inverter_trf_a") == (
+        "Training (this run, on the CPU): 3 VQ-VAEs from `conf/tuning/train_vqvae_tiny.yaml`, 2-3 (median 3) epochs, "
+        "scored at the best validation loss, epoch 2-3 (median 2); 1 codebook inverter from "
+        "`conf/tuning/train_V001.yaml`, 1 epochs, scored at the best validation loss, epoch 1.")
+    assert training_line(exp, ["not_trained"], tmp_path / "none") == ""

@@ -11,6 +11,7 @@ from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open
 from local_models.common.plots import pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, update_results
+from local_models.common.training import training_record
 
 # paper 003 (English test set): system -> (table, label, ABX %, bitrate bits/s)
 PAPER = {
@@ -357,7 +358,34 @@ DEPARTURES = [
 ]
 
 
-def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_ok: bool) -> None:
+def _span(values) -> str:
+    """'48' when all equal, else 'lo-hi (median m)'."""
+    lo, hi = min(values), max(values)
+    return f"{lo}" if lo == hi else f"{lo}-{hi} (median {statistics.median(values):g})"
+
+
+def training_line(exp: Path, systems, inverter: Path) -> str:
+    """How the scored models were trained, read from their exp dirs (config, epochs run, the epoch of the checkpoint
+    that stage 5 encodes with, device): the budget every 'at this training budget' below refers to."""
+    groups = {}
+    for d in [exp / n for n in systems] + sorted(p.parent for p in Path(inverter).glob("*/train.log")):
+        r = training_record(d)
+        if r:
+            kind = "codebook inverter" if d.parent == Path(inverter) else "VQ-VAE"
+            groups.setdefault((kind, r["config"]), []).append(r)
+    if not groups:
+        return ""
+    parts = []
+    for (kind, conf), g in groups.items():
+        best = [r["best_epoch"] for r in g if "best_epoch" in r]
+        parts.append(f"{len(g)} {kind}{'s' if len(g) > 1 else ''} from `{conf}`, {_span([r['epochs_run'] for r in g])} "
+                     "epochs" + (f", scored at the best validation loss, epoch {_span(best)}" if best else ""))
+    gpus = {r["ngpu"] for g in groups.values() for r in g}
+    where = "on the CPU" if gpus == {0} else f"with --ngpu {'/'.join(map(str, sorted(gpus)))}"
+    return f"Training (this run, {where}): " + "; ".join(parts) + "."
+
+
+def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_ok: bool, training: str = "") -> None:
     systems = results["systems"]
     s = sets[0]
     base = systems.get("mfcc_baseline", {}).get(s, {})
@@ -367,7 +395,8 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
                                    "paper's ZeroSpeech 2019 English numbers, which stand beside ours for shape only)"
                                    if corpus == "mini" else "") + f". Commit {results.get('commit')}, {results.get('hardware')}.",
         "",
-        *environment_lines(results.get("environment") or {}), *headline_lines(results.get("headline")),
+        *environment_lines(results.get("environment") or {}), *([training, ""] if training else []),
+        *headline_lines(results.get("headline")),
         "Metrics (ZeroSpeech 2019): ABX error = across-speaker, within-context triphone discrimination; DTW over the",
         "angular distance arccos(cos)/pi between frames (codes evaluated as their codebook embeddings, one per 40 ms);",
         "scores averaged over contexts, then speakers, then phone pairs; error = (1 - score) x 100. Bitrate = (N / D) x H:",
@@ -442,7 +471,7 @@ def score(systems, sets, inverter: str, corpus: str, exp="exp", results_md="RESU
                              headline=lambda systems: headline(systems, sets[0]))
     ok = plot({n: m for n, m in results["systems"].items() if n in systems}, sets[0],
               exp / "images" / "abx_vs_bitrate.png")
-    write_md(Path(results_md), results, sets, corpus, inverter, ok)
+    write_md(Path(results_md), results, sets, corpus, inverter, ok, training_line(exp, systems, Path(inverter)))
     return scored
 
 
