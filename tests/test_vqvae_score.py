@@ -199,12 +199,19 @@ def test_results_md_says_an_ordering_inside_the_noise_is_no_reproduction(tmp_pat
     assert "holds on the means only" not in (tmp_path / "RESULTS.md").read_text()
 
 
-def test_close_points_put_their_labels_on_opposite_sides():
-    from local_models.vqvae.report import label_above
+def test_point_labels_do_not_overlap():
+    from local_models.vqvae.report import LABEL_PT, LABEL_STEPS, label_offsets
 
-    pts = [("conv_k256", 189.0, 23.5, 3.4, 15), ("trf_k256", 190.7, 23.8, 2.2, 15), ("trf_k64", 139.0, 27.8, None, 1)]
-    assert label_above(pts, 190.7, 23.8) and not label_above(pts, 189.0, 23.5)  # the higher one's label on top
-    assert label_above(pts, 139.0, 27.8)  # nobody near: above
+    # three points within a label's height of each other (the K 128 smoothing rows at ~167 bits/s), one far away
+    anchors = [(300.0, 120.0, 80.0), (302.0, 118.0, 80.0), (310.0, 121.0, 90.0), (60.0, 200.0, 50.0)]
+    dys = label_offsets(anchors)
+    boxes = [(x + 4, y + dy, x + 4 + w, y + dy + LABEL_PT + 1) for (x, y, w), dy in zip(anchors, dys)]
+    for i in range(len(boxes)):
+        for j in range(i):
+            a, b = boxes[i], boxes[j]
+            assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (i, j, dys)
+    assert dys[3] == LABEL_STEPS[0] and dys[2] == LABEL_STEPS[0]  # the far one and the highest keep the nearest place
+    assert label_offsets([(0.0, 0.0, 10.0), (100.0, 0.0, 10.0)]) == [LABEL_STEPS[0]] * 2  # apart: both above
 
 
 def test_seed_statistics_and_ordering_under_both_frame_rules():

@@ -312,11 +312,28 @@ def plot_points(systems: dict, s: str) -> list:
     return pts
 
 
-def label_above(points, br: float, abx: float, near: float = 5.0) -> bool:
-    """Whether the label of the point (br, abx) goes above it: yes, unless the labelled point nearest in bitrate
-    (within `near` bits/s) has a higher ABX, whose label then goes above while this one goes below."""
-    others = [(abs(b - br), a) for _, b, a, _, _ in points if (b, a) != (br, abx) and abs(b - br) < near]
-    return not others or abx >= min(others)[1]
+LABEL_PT = 7           # label font size (points)
+LABEL_STEPS = (5, -11, 16, -22, 27, -33, 38, -44)  # vertical offsets tried, nearest first (points)
+
+
+def label_offsets(anchors) -> list:
+    """Vertical offsets (points) of the point labels, so that no two label boxes overlap where a free place is
+    within LABEL_STEPS. ANCHORS: (x, y, width) of each label's point and text width, in points on the page. Greedy,
+    from the highest point down: each label takes the first offset whose box (x + 4 .. x + 4 + width, height
+    LABEL_PT + 1) meets no box placed so far (else the first offset)."""
+    placed, out = [], [LABEL_STEPS[0]] * len(anchors)
+
+    def box(i, dy):
+        x, y, w = anchors[i]
+        return x + 4, y + dy, x + 4 + w, y + dy + LABEL_PT + 1
+
+    def free(b):
+        return all(b[2] <= q[0] or q[2] <= b[0] or b[3] <= q[1] or q[3] <= b[1] for q in placed)
+
+    for i in sorted(range(len(anchors)), key=lambda i: -anchors[i][1]):
+        out[i] = next((dy for dy in LABEL_STEPS if free(box(i, dy))), LABEL_STEPS[0])
+        placed.append(box(i, out[i]))
+    return out
 
 
 def plot(systems: dict, s: str, path: Path) -> bool:
@@ -332,8 +349,12 @@ def plot(systems: dict, s: str, path: Path) -> bool:
     labelled = [p for p in pts if p[0] is not None]
     for label, br, abx, sd, seeds in labelled:
         ax.errorbar(br, abx, yerr=sd, fmt="o", color="tab:red" if label.startswith("conv") else "tab:blue", capsize=3)
-        ax.annotate(label + (f" ({seeds} seeds)" if seeds > 1 else ""), (br, abx), fontsize=7,
-                    xytext=(4, 5 if label_above(labelled, br, abx) else -11), textcoords="offset points")
+    texts = [label + (f" ({seeds} seeds)" if seeds > 1 else "") for label, _, _, _, seeds in labelled]
+    ax.autoscale_view()  # the data-to-page transform the labels are placed with
+    page = ax.transData.transform([(br, abx) for _, br, abx, _, _ in labelled]) * 72.0 / fig.dpi
+    offsets = label_offsets([(x, y, 0.6 * LABEL_PT * len(t)) for (x, y), t in zip(page, texts)])
+    for (_, br, abx, _, _), text, dy in zip(labelled, texts, offsets):
+        ax.annotate(text, (br, abx), fontsize=LABEL_PT, xytext=(4, dy), textcoords="offset points")
     ax.set_xlabel("bitrate (bits/s)")
     ax.set_ylabel(f"ABX error on {s} (%)")
     ax.set_title("ABX vs bitrate (blue: Transformer, red: conv VQ-VAE;\n"
