@@ -2,7 +2,9 @@
 and a smoke run of the whole recipe on a tiny mini corpus with one training epoch."""
 import json
 import os
+import re
 import shutil
+import time
 from pathlib import Path
 
 import librosa
@@ -284,10 +286,32 @@ def recipe(tmp_path_factory):
     Transformer, FastSpeech taught by the Transformer's durations), 2 PWG steps, 4 Griffin-Lim iterations."""
     recipe = tmp_path_factory.mktemp("kss") / "tts1"
     shutil.copytree(RECIPE, recipe, ignore=shutil.ignore_patterns("data", "dump", "exp", "RESULTS.md"))
-    # the speed benchmark once per model and sentence, on one thread (the smoke run only checks that it runs)
-    run_recipe(recipe, "--nj", "1", "--mini-utts", "12", "--test-sets", "test", "--train-args", "--max_epoch 1 --batch_size 4",
+    # the speed benchmark once per model and sentence, on one thread (the smoke run only checks that it runs);
+    # --nj 2: stage 4 trains two systems at a time (test_stage4_trains_in_parallel_fastspeech_after_its_teacher)
+    run_recipe(recipe, "--nj", "2", "--mini-utts", "12", "--test-sets", "test", "--train-args", "--max_epoch 1 --batch_size 4",
                "--griffin-lim-iters", "4", "--pwg-max-steps", "2", "--bench-repeats", "1", "--bench-threads", "1")
     return recipe
+
+
+def _log_span(log: Path):
+    """(start, end) of a launcher log, from its '# Started at' / '# Ended (code 0) at' lines (seconds)."""
+    text = log.read_text()
+
+    def stamp(tag):
+        return time.mktime(time.strptime(re.search(tag + r" at (.+)", text).group(1).strip(), "%a %b %d %H:%M:%S %Z %Y"))
+    return stamp("# Started"), stamp(r"# Ended \(code 0\)")
+
+
+@needs_venv
+@needs_espeak
+def test_stage4_trains_in_parallel_fastspeech_after_its_teacher(recipe):
+    """--nj 2: the Transformer -> FastSpeech chain and JDI-T train at the same time (one thread each), and FastSpeech
+    starts only after the Transformer's teacher-forced durations exist."""
+    exp = recipe / "exp"
+    trf, fs, jdit = (_log_span(exp / f"tts_{s}" / "train.log") for s in ("transformer", "fastspeech", "jdit"))
+    assert jdit[0] < trf[1] and trf[0] < jdit[1], (trf, jdit)  # overlapping
+    durations = exp / "tts_transformer" / "teacher_train" / "durations" / "durations"
+    assert trf[1] <= fs[0] and durations.stat().st_mtime <= fs[0] + 1, (trf, fs)
 
 
 @needs_venv

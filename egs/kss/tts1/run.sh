@@ -13,7 +13,8 @@
 #         4 training through ESPnet2's TTS task, each system into exp/tts_<system> (resumes from its last
 #           checkpoint): jdit = JDI-T in ONE stage from scratch (no teacher, no external aligner); with
 #           --train-pwg true also the Parallel WaveGAN vocoder on the train wavs + mels (parallel-wavegan's
-#           trainer, conf/tuning/train_pwg[_tiny].yaml) -> exp/vocoder_pwg/checkpoint.pkl
+#           trainer, conf/tuning/train_pwg[_tiny].yaml) -> exp/vocoder_pwg/checkpoint.pkl; --nj trainings at a
+#           time on the CPU (one thread each; one at a time on a local GPU), FastSpeech after its teacher
 #         5 synthesis of every --test-sets set with text_phn: exp/tts_<system>/decode_<set>/{wav,feats,durations,
 #           synth.json (RTF)}; "GT mel" = the vocoder on the reference mels (exp/gt_mel/decode_<set>), and the
 #           other vocoder on them (exp/gt_mel_pwg or exp/gt_mel_griffin_lim): the two vocoders compared; JDI-T's
@@ -33,7 +34,7 @@ cd "$(dirname "$0")"
 
 stage=1
 stop_stage=7
-nj=2
+nj=2                    # jobs at a time: feature extraction, stage 4's trainings (CPU)
 train_set=train
 valid_set=dev
 test_sets="test ood"
@@ -102,8 +103,7 @@ fi
 check_systems   # --systems, --vocoder, --train-pwg -> vocoder_model, alt_name, alt_model, ordered_systems
 
 if stage_enabled 4; then
-    for s in ${ordered_systems}; do train_system "${s}"; done
-    if [ "${train_pwg}" = true ]; then train_vocoder; fi
+    train_all   # nj trainings at a time on the CPU (one thread each), one at a time on a local GPU
 fi
 
 if stage_enabled 5; then

@@ -121,6 +121,30 @@ train_system() {
             "${extra[@]}"
 }
 
+# train_all: stage 4. Every system and the vocoder, ${train_nj} at a time (utils/stage_lib.sh train_pool: nj on the
+# CPU, where each training uses one thread; 1 on a local GPU). FastSpeech needs its teacher's durations: it runs in
+# the Transformer's job, after it, and that chain starts first as the longest.
+train_all() {
+    local s all
+    all=" $(echo ${ordered_systems}) "  # one line, space-separated
+    if [[ "${all}" == *" fastspeech "* ]]; then
+        train_pool train_chain transformer fastspeech
+    elif [[ "${all}" == *" transformer "* ]]; then
+        train_pool train_system transformer
+    fi
+    for s in ${ordered_systems}; do
+        case "${s}" in transformer|fastspeech) ;; *) train_pool train_system "${s}" ;; esac
+    done
+    if [ "${train_pwg}" = true ]; then train_pool train_vocoder; fi
+    pool_wait
+}
+
+# train_chain SYSTEM...: train them one after the other (a pool job)
+train_chain() {
+    local s
+    for s in "$@"; do train_system "${s}"; done
+}
+
 # train_vocoder: stage 4's Parallel WaveGAN on the train wavs + mels -> exp/vocoder_pwg/checkpoint.pkl
 train_vocoder() {
     local x pwg_launch pwg_gpu
