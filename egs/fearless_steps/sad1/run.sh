@@ -83,8 +83,9 @@ if stage_enabled 4 && [ -n "${models}" ]; then
         conf=conf/tuning/train_${m}${train_config_suffix}.yaml
         require "${conf}" "a training config"
         for x in ${train_data} ${dev_set}; do require "dump/${x}/chunks/feats_shape" "stage 3 (chunks)"; done
-        train_model "${conf}" "exp/${m}"
+        train_pool train_model "${conf}" "exp/${m}"  # --nj at a time on the CPU (one thread each), 1 on a local GPU
     done
+    pool_wait
 fi
 
 if stage_enabled 5; then

@@ -94,9 +94,11 @@ fi
 if stage_enabled 4; then
     for spk in ${speakers}; do
         require "dump/${spk}/train_windows/pos" "stage 3 (features)"
-        for s in ${systems}; do train_acoustic "${spk}" "${s}"; done
-        train_duration "${spk}"
+        # --nj trainings at a time on the CPU (one thread each), one at a time on a local GPU
+        for s in ${systems}; do train_pool train_acoustic "${spk}" "${s}"; done
+        train_pool train_duration "${spk}"
     done
+    pool_wait
 fi
 
 if stage_enabled 5; then
