@@ -166,6 +166,20 @@ def get_parser():
     return p
 
 
+_RUNNING = []  # the run.sh process being waited for: killed with its group if gpu_check is terminated
+
+
+def _terminate(signum, _frame):
+    """SIGTERM / SIGINT (a device call's own time limit): kill the running run.sh's process group too, which lives
+    in its own session, so that no training or decode outlives gpu_check into a later --resume call."""
+    for proc in _RUNNING:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    sys.exit(128 + signum)
+
+
 def run_sh(recipe_dir: Path, *args, timeout=None):
     """run.sh ARGS in RECIPE_DIR; past TIMEOUT seconds its whole process group (the training jobs too) is killed."""
     env = {k: v for k, v in os.environ.items() if k not in _UNSET}
@@ -173,12 +187,15 @@ def run_sh(recipe_dir: Path, *args, timeout=None):
     t0 = time.perf_counter()
     proc = subprocess.Popen(["bash", "run.sh", *args], cwd=recipe_dir, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    _RUNNING[:] = [proc]
     try:
         _, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         raise RuntimeError(f"{recipe_dir.name}: run.sh {' '.join(args)} stopped at the --timeout of {timeout} s")
+    finally:
+        _RUNNING.clear()
     if proc.returncode != 0:
         raise RuntimeError(f"{recipe_dir.name}: run.sh {' '.join(args)} failed:\n{err[-3000:]}")
     return time.perf_counter() - t0
@@ -209,11 +226,12 @@ def training_logs(recipe_dir: Path) -> list:
         stamps = [t for t in map(_log_time, lines) if t is not None]
         first_epoch = next((_log_time(x) for x in lines if "epoch started" in x), None)
         ended = next((x.split("time=")[1].split()[0] for x in lines if x.startswith("# Accounting: time=")), None)
+        code = next((x.split("(code ")[1].split(")")[0] for x in lines if x.startswith("# Ended (code ")), "0")
         parts = [str(log.parent.relative_to(recipe_dir))]
         if start is not None and first_epoch is not None:
             parts.append(f"start-up {first_epoch - start:.0f} s")
         if ended is not None:
-            parts.append(f"ended after {ended} s")
+            parts.append(f"ended after {ended} s" + ("" if code == "0" else f", FAILED (code {code})"))
         elif start is not None and stamps:
             parts.append(f"NOT ended, last line {max(stamps) - start:.0f} s after its start: {lines[-1][-120:]}")
         else:
@@ -404,6 +422,8 @@ def merge_files(out: Path, files) -> int:
 
 def main(argv=None):
     args = get_parser().parse_args(argv)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _terminate)
     if args.stage == "merge":
         return merge_files(Path(args.out), args.merge)
     import torch
@@ -442,6 +462,7 @@ def main(argv=None):
             if args.resume and trained(dst, r, args.device):
                 print(f"gpu_check: {r.name}: every model has its checkpoint in {dst}: training skipped (--resume)",
                       file=sys.stderr)
+                result.setdefault("trainings", {})[r.name] = training_logs(dst)  # the earlier call's, still there
             else:
                 steps += [("train", r.train + dev + extra)] + ([("train2", r.train2 + dev + extra)] if r.train2 else [])
             steps.append(("decode", r.decode + dev + extra))

@@ -68,7 +68,8 @@ def test_resume_decodes_and_measures_without_retraining(tmp_path, check):
                            "--precisions", "fp32", "--recipes", "unit1", "--workdir", str(work), "--resume",
                            "--out", str(out)]) == 0
     resumed = json.loads(out.read_text())
-    assert set(resumed["stage_s"]) == {f"{zs.name}:decode"} and "trainings" not in resumed
+    assert set(resumed["stage_s"]) == {f"{zs.name}:decode"}
+    assert resumed["trainings"][zs.name] == check[0]["trainings"][zs.name]  # the first call's record, kept
     assert {r["model"] for r in resumed["rows"]} == set(zs.models)
     assert {m.exp: (d / m.exp / m.checkpoint).stat().st_mtime_ns for m in zs.models.values()} == ckpts
 
@@ -168,11 +169,15 @@ def test_training_logs_say_which_training_held_a_step_up(tmp_path):
     _train_log(tmp_path / "exp" / "tts_jdit" / "train.log",
                [stamp.format("04:56:14,100", "1/1epoch started"), stamp.format("04:56:20,000", "1epoch results"),
                 "# Accounting: time=28 threads=1", "# Ended (code 0) at Sat Nov 28 04:56:24 UTC 2026"])
+    _train_log(tmp_path / "exp" / "tts_tacotron2" / "train.log",
+               [stamp.format("04:56:25,000", "1/1epoch started"), "# Accounting: time=9 threads=1",
+                "# Ended (code 1) at Sat Nov 28 04:56:05 UTC 2026"])
     _train_log(tmp_path / "exp" / "tts_transformer" / "train.log",
                [stamp.format("04:56:30,000", "1/1epoch started"), stamp.format("04:58:36,000", "valid started")])
     (tmp_path / "exp" / "tts_fastspeech").mkdir()  # not started: no log, no line
     assert gpu_check.training_logs(tmp_path) == [
         "exp/tts_jdit, start-up 18 s, ended after 28 s",
+        "exp/tts_tacotron2, start-up 29 s, ended after 9 s, FAILED (code 1)",
         "exp/tts_transformer, start-up 34 s, NOT ended, last line 160 s after its start: "
         + stamp.format("04:58:36,000", "valid started")]
 
@@ -193,3 +198,19 @@ def test_resume_skips_training_only_when_every_measured_model_is_there(tmp_path)
     assert not gpu_check.trained(tmp_path, kss, "cuda")  # a config without its checkpoint: not trained
     (tmp_path / fs.exp / fs.checkpoint).write_text("x")
     assert gpu_check.trained(tmp_path, kss, "cuda")
+
+
+def test_terminating_gpu_check_kills_the_running_recipe(monkeypatch):
+    """A device call's time limit stops gpu_check with SIGTERM: the run.sh it waits for (its own session, with the
+    trainings under it) must die too, or it would run on beside a later --resume call."""
+    import signal
+    import subprocess as sp
+
+    proc = sp.Popen(["bash", "-c", "sleep 60 & wait"], start_new_session=True)
+    monkeypatch.setattr(gpu_check, "_RUNNING", [proc])
+    with pytest.raises(SystemExit) as stop:
+        gpu_check._terminate(signal.SIGTERM, None)
+    assert stop.value.code == 128 + signal.SIGTERM
+    assert proc.wait(timeout=10) == -signal.SIGKILL
+    # the child in the same group (a training) is gone as well
+    assert sp.run(["pgrep", "-g", str(proc.pid)], capture_output=True).returncode == 1

@@ -43,19 +43,22 @@ run_logged() {
 # jobs use nj cores.
 # `decode_pool CMD...` is the same with at most ${inference_nj} decoding jobs at a time, `train_pool CMD...` with
 # ${train_nj} training jobs (setup_devices: 1 when local jobs train on GPUs, which they would share; else nj).
+# After a job fails no new one starts, and the running ones finish before run.sh stops (pool_wait): a rerun must
+# not find a training still writing its exp dir.
 pids=()
+pool_failed=0
 pool() { pool_n "${nj:-1}" "$@"; }
 decode_pool() { pool_n "${inference_nj:-1}" "$@"; }
 train_pool() { pool_n "${train_nj:-${nj:-1}}" "$@"; }
 pool_n() {
     local width=$1; shift
-    while [ "$(jobs -rp | wc -l)" -ge "${width}" ]; do wait -n || die "a background job failed (see its log)"; done
-    "$@" & pids+=($!)
+    while [ "${pool_failed}" -eq 0 ] && [ "$(jobs -rp | wc -l)" -ge "${width}" ]; do wait -n || pool_failed=1; done
+    if [ "${pool_failed}" -eq 0 ]; then "$@" & pids+=($!); fi
 }
 pool_wait() {
-    local p rc=0
+    local p rc=${pool_failed}
     for p in "${pids[@]}"; do wait "${p}" || rc=1; done
-    pids=()
+    pids=(); pool_failed=0
     [ "${rc}" -eq 0 ] || die "a background job failed (see the logs above)"
 }
 

@@ -349,17 +349,18 @@ def plot(systems: dict, s: str, path: Path) -> bool:
     labelled = [p for p in pts if p[0] is not None]
     for label, br, abx, sd, seeds in labelled:
         ax.errorbar(br, abx, yerr=sd, fmt="o", color="tab:red" if label.startswith("conv") else "tab:blue", capsize=3)
-    texts = [label + (f" ({seeds} seeds)" if seeds > 1 else "") for label, _, _, _, seeds in labelled]
-    ax.autoscale_view()  # the data-to-page transform the labels are placed with
-    page = ax.transData.transform([(br, abx) for _, br, abx, _, _ in labelled]) * 72.0 / fig.dpi
-    offsets = label_offsets([(x, y, 0.6 * LABEL_PT * len(t)) for (x, y), t in zip(page, texts)])
-    for (_, br, abx, _, _), text, dy in zip(labelled, texts, offsets):
-        ax.annotate(text, (br, abx), fontsize=LABEL_PT, xytext=(4, dy), textcoords="offset points")
     ax.set_xlabel("bitrate (bits/s)")
     ax.set_ylabel(f"ABX error on {s} (%)")
     ax.set_title("ABX vs bitrate (blue: Transformer, red: conv VQ-VAE;\n"
                  "bars: mean ± sd over seeds, gray: single seeds)", fontsize=9)
     ax.grid(alpha=0.3)
+    texts = [label + (f" ({seeds} seeds)" if seeds > 1 else "") for label, _, _, _, seeds in labelled]
+    ax.autoscale_view()
+    fig.tight_layout()  # as save_figure lays it out: the data-to-page transform the labels are placed with
+    page = ax.transData.transform([(br, abx) for _, br, abx, _, _ in labelled]) * 72.0 / fig.dpi
+    offsets = label_offsets([(x, y, 0.6 * LABEL_PT * len(t)) for (x, y), t in zip(page, texts)])
+    for (_, br, abx, _, _), text, dy in zip(labelled, texts, offsets):
+        ax.annotate(text, (br, abx), fontsize=LABEL_PT, xytext=(4, dy), textcoords="offset points")
     save_figure(fig, path, dpi=90)
     return True
 
