@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from local_models.common import gpu_report  # noqa: E402
 from local_models.common.cli import positive  # noqa: E402
+from local_models.common.launcher import log_exit_code, log_started  # noqa: E402
 
 DEFAULT_OUT = gpu_report.RESULTS_FILE
 # environment a recipe run must not inherit (a real corpus location would replace the mini corpus)
@@ -201,18 +202,13 @@ def run_sh(recipe_dir: Path, *args, timeout=None):
     return time.perf_counter() - t0
 
 
-_STAMP = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
+_STAMP = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")  # ESPnet's log lines
 
 
-def _log_time(line: str, header: bool = False):
-    """Seconds since the epoch of a launcher header (`# Started at <date>`) or an ESPnet log line, else None."""
-    try:
-        if header:
-            return time.mktime(time.strptime(line.split("Started at ", 1)[1].strip(), "%a %b %d %H:%M:%S %Z %Y"))
-        m = _STAMP.search(line)
-        return time.mktime(time.strptime(m.group(0), "%Y-%m-%d %H:%M:%S")) if m else None
-    except (IndexError, ValueError):
-        return None
+def _stamp(line: str):
+    """Seconds since the epoch of an ESPnet log line's time stamp, else None."""
+    m = _STAMP.search(line)
+    return time.mktime(time.strptime(m.group(0), "%Y-%m-%d %H:%M:%S")) if m else None
 
 
 def training_logs(recipe_dir: Path) -> list:
@@ -222,18 +218,17 @@ def training_logs(recipe_dir: Path) -> list:
     out = []
     for log in sorted((recipe_dir / "exp").rglob("train.log")):  # TC-STAR: exp/<speaker>/<system>/
         lines = log.read_text(errors="replace").splitlines()
-        start = next((_log_time(x, header=True) for x in lines if x.startswith("# Started at")), None)
-        stamps = [t for t in map(_log_time, lines) if t is not None]
-        first_epoch = next((_log_time(x) for x in lines if "epoch started" in x), None)
-        ended = next((x.split("time=")[1].split()[0] for x in lines if x.startswith("# Accounting: time=")), None)
-        code = next((x.split("(code ")[1].split(")")[0] for x in lines if x.startswith("# Ended (code ")), "0")
+        start, code = log_started(log), log_exit_code(log)
+        first_epoch = next((_stamp(x) for x in lines if "epoch started" in x), None)
+        last = next((t for t in map(_stamp, reversed(lines)) if t is not None), None)
+        elapsed = next((x.split("time=")[1].split()[0] for x in lines if x.startswith("# Accounting: time=")), None)
         parts = [str(log.parent.relative_to(recipe_dir))]
         if start is not None and first_epoch is not None:
             parts.append(f"start-up {first_epoch - start:.0f} s")
-        if ended is not None:
-            parts.append(f"ended after {ended} s" + ("" if code == "0" else f", FAILED (code {code})"))
-        elif start is not None and stamps:
-            parts.append(f"NOT ended, last line {max(stamps) - start:.0f} s after its start: {lines[-1][-120:]}")
+        if code is not None:
+            parts.append(f"ended after {elapsed} s" + ("" if code == 0 else f", FAILED (code {code})"))
+        elif start is not None and last is not None:
+            parts.append(f"NOT ended, last line {last - start:.0f} s after its start: {lines[-1][-120:]}")
         else:
             parts.append("NOT ended")
         out.append(", ".join(parts))

@@ -13,6 +13,7 @@ import pytest
 import soundfile
 
 from local_models.bin import jdit_align, jdit_mcd, jdit_score, pwg_train, tts_synth
+from local_models.common import launcher
 from local_models.common.datadir import read_table
 from local_models.jdit import inference, metrics, report, vocoder
 from recipe_runner import headline_of_run, run_recipe
@@ -294,12 +295,10 @@ def recipe(tmp_path_factory):
 
 
 def _log_span(log: Path):
-    """(start, end) of a launcher log, from its '# Started at' / '# Ended (code 0) at' lines (seconds)."""
-    text = log.read_text()
-
-    def stamp(tag):
-        return time.mktime(time.strptime(re.search(tag + r" at (.+)", text).group(1).strip(), "%a %b %d %H:%M:%S %Z %Y"))
-    return stamp("# Started"), stamp(r"# Ended \(code 0\)")
+    """(start, end) of a launcher log that ended with code 0, from its header and footer (seconds)."""
+    assert launcher.log_exit_code(log) == 0, log
+    end = re.search(r"^# Ended \(code 0\) at (.+)$", log.read_text(), re.M).group(1).strip()
+    return launcher.log_started(log), time.mktime(time.strptime(end, launcher.HEADER_TIME))
 
 
 @needs_venv

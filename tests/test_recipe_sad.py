@@ -162,7 +162,6 @@ def test_table2_seg_rnn_is_the_dev_best_grid_point(recipe):
         # same model, same dev data, same threshold sweep: the same DCF as the grid point
         assert abs(m["dev"]["dcf"] - best["dcf"]) < 1e-9 and "eval" in m
         assert (recipe / "exp" / "seg_rnn_devbest" / "model_dir").read_text().strip() == best["model_dir"]
-
         assert "| Seg. RNN, dev-best (L, S) of Fig. 7 |" in md
     # the ordering lines quote this run's eval DCFs of the seg RNN Table 2 reports
     seg = "seg_rnn_devbest" if "seg_rnn_devbest" in results else "seg_rnn"

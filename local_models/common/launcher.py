@@ -210,8 +210,11 @@ def parse_args(argv):
     return spec
 
 
+HEADER_TIME = "%a %b %d %H:%M:%S %Z %Y"  # the logs' `# Started at` / `# Ended (code N) at` (date(1) under LC_ALL=C)
+
+
 def _now():
-    return time.strftime("%a %b %d %H:%M:%S %Z %Y")
+    return time.strftime(HEADER_TIME)
 
 
 # ---------------------------------------------------------------- local backend
@@ -347,7 +350,18 @@ def sbatch_command(spec, script, name, qdir):
     return cmd
 
 
-def _log_exit_code(path):
+def log_started(path):
+    """Seconds since the epoch in the log's `# Started at <date>` header, or None when absent or unreadable."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = [next(f, "") for _ in range(3)]
+        stamp = next(x for x in head if x.startswith("# Started at ")).split("Started at ", 1)[1].strip()
+        return time.mktime(time.strptime(stamp, HEADER_TIME))
+    except (OSError, StopIteration, ValueError):
+        return None
+
+
+def log_exit_code(path):
     """The code in the log's `# Ended (code N)` footer, or None when absent."""
     try:
         with open(path, "rb") as f:
@@ -379,7 +393,7 @@ def run_slurm(spec):
     indices = spec.indices
     failed = []
     for i in indices:
-        code = _log_exit_code(spec.log_for(i))
+        code = log_exit_code(spec.log_for(i))
         if code != 0:
             failed.append((spec.log_for(i), code))
     if rc == 0 and not failed:
