@@ -35,7 +35,7 @@ def main():
     spec = importlib.util.spec_from_file_location("mini", ROOT / "egs/fearless_steps/sad1/local/make_mini_corpus.py")
     mini = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mini)
-    from local_models.sad.detectors import get_detector
+    from local_models.sad.registry import get_detector
 
     wave, _ = mini.build_stream(np.random.default_rng(0), mini.split_voices(0)["eval"], args.minutes * 60)
     audio_s = len(wave) / 8000

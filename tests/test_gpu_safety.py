@@ -395,9 +395,9 @@ def test_vqvae_codes_and_inverter_run_on_the_models_device(tmp_path):
 # tool -> its required arguments (paths need not exist: --ngpu is checked before anything is read)
 TOOLS = {
     "sad_decode": ["--system", "cnn_hmm", "data", "out"],
-    "indic_decode": ["--model_dir", "exp", "--feats", "feats.scp", "--utt2lid", "utt2lid", "out"],
+    "multisoftmax_decode": ["--model_dir", "exp", "--feats", "feats.scp", "--utt2lid", "utt2lid", "out"],
     "salad_decode": ["--model-dir", "exp", "dump", "out"],
-    "tts_synth": ["--fbank-conf", "fbank.conf", "--model-dir", "exp", "--text", "text_phn", "out"],
+    "jdit_synth": ["--fbank-conf", "fbank.conf", "--model-dir", "exp", "--text", "text_phn", "out"],
     "jdit_align": ["--model-dir", "exp", "data", "out"],
     "vqvae_extract": ["--model-dir", "exp", "feats.scp", "out"],
     "vqvae_resynth": ["--model-dir", "exp", "feats.scp", "out"],

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import soundfile
 
-from local_models.bin import indic_units
+from local_models.bin import multisoftmax_units
 from local_models.common import synth
 from local_models.common.datadir import DataDirError, read_table
 from local_models.common.validate import validate_data_dir
@@ -299,7 +299,7 @@ def test_prepare_indic_errors(corpus, tmp_path):
 def test_indic_units_tool(corpus, tmp_path, capsys):
     data = tmp_path / "data"
     assert run_prepare(corpus, data).returncode == 0
-    assert indic_units.main(["--langs", "en hi", str(data), str(data / "lang")]) == 0
+    assert multisoftmax_units.main(["--langs", "en hi", str(data), str(data / "lang")]) == 0
     err = capsys.readouterr().err
     en = U.read_units(data / "lang" / "en" / "units.txt")
     assert U.graphemes_of(en) == sorted(set("helloworldgoodmorning"))  # train text only
@@ -320,11 +320,11 @@ def test_indic_units_tool(corpus, tmp_path, capsys):
         norm, units = read_table(data / name / "text_norm"), read_table(data / name / "text_units")
         assert {u: U.units_to_text(v.split()) for u, v in units.items()} == norm
     before = {p: p.read_bytes() for p in (data / "lang").rglob("*") if p.is_file()}
-    assert indic_units.main(["--langs", "en hi", str(data), str(data / "lang")]) == 0
+    assert multisoftmax_units.main(["--langs", "en hi", str(data), str(data / "lang")]) == 0
     assert {p: p.read_bytes() for p in (data / "lang").rglob("*") if p.is_file()} == before
 
     (data / "hi_dev" / "utt2lid").unlink()
-    assert indic_units.main(["--langs", "en hi", str(data), str(data / "lang")]) == 1
+    assert multisoftmax_units.main(["--langs", "en hi", str(data), str(data / "lang")]) == 1
     assert f"{data / 'hi_dev' / 'utt2lid'}: missing" in capsys.readouterr().err
 
 

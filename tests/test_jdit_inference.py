@@ -118,7 +118,7 @@ def write_system(recipe: Path, system: str, vocoder: str = "griffin_lim") -> Pat
 
 
 def write_pwg(recipe: Path) -> str:
-    """A random tiny Parallel WaveGAN as pwg_train leaves it: exp/vocoder_pwg/{checkpoint.pkl,config.yml}."""
+    """A random tiny Parallel WaveGAN as jdit_pwg_train leaves it: exp/vocoder_pwg/{checkpoint.pkl,config.yml}."""
     from parallel_wavegan.models import ParallelWaveGANGenerator
 
     import local_models.common.compat  # noqa: F401

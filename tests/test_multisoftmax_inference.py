@@ -1,7 +1,7 @@
 """Packed multilingual RNN-T models and one-call inference from raw audio (local_models/multisoftmax/{pack,
 frontend,inference}.py, `speech-to-text`), on tiny random models in a recipe laid out as egs/indic/asr1 leaves it:
 the archive alone decodes (recipe deleted), the features equal stage 2's, the call equals the data-set decoder
-(indic_decode, LID-free without utt2lid), streaming ends where the call ends and switches decoders off with the
+(multisoftmax_decode, LID-free without utt2lid), streaming ends where the call ends and switches decoders off with the
 packed setting, the CLI's output, and every bad input as one clear error with nothing written."""
 import json
 import shutil
@@ -14,7 +14,7 @@ import soundfile
 import torch
 import yaml
 
-from local_models.bin import indic_decode, speech_to_text
+from local_models.bin import multisoftmax_decode, speech_to_text
 from local_models.common.audio import AudioError
 from local_models.common.cli import run_main
 from local_models.common.pack import PackError, pack_model
@@ -188,7 +188,7 @@ def test_features_are_stage_2s_at_any_rate_and_layout(tmp_path):
 
 
 def test_call_equals_the_data_set_decoder_without_utt2lid(tmp_path, recipe, archives):
-    """Speech2Text on a wav = indic_decode --mode lidfree on the stage-2 features of that wav, with no utt2lid
+    """Speech2Text on a wav = multisoftmax_decode --mode lidfree on the stage-2 features of that wav, with no utt2lid
     (the LID-free data-dir decoding needs none; no oracle then, LID accuracy not scored)."""
     from local_models.bin import extract_feats
 
@@ -203,7 +203,7 @@ def test_call_equals_the_data_set_decoder_without_utt2lid(tmp_path, recipe, arch
     assert extract_feats.main(conf + [str(d), str(tmp_path / "feats")]) == 0
     s2t = Speech2Text.from_pretrained(archives["multisoftmax_lid"])
     out = tmp_path / "dec"
-    assert indic_decode.main(["--model_dir", str(recipe / "exp/multisoftmax_lid"), "--feats",
+    assert multisoftmax_decode.main(["--model_dir", str(recipe / "exp/multisoftmax_lid"), "--feats",
                               str(tmp_path / "feats.scp"), "--mode", "lidfree", "--beam", "3", "--chunk", "4",
                               str(out)]) == 0
     hyp = dict(line.split(" ", 1) if " " in line else (line, "") for line in (out / "hyp").read_text().splitlines())
@@ -213,7 +213,7 @@ def test_call_equals_the_data_set_decoder_without_utt2lid(tmp_path, recipe, arch
         assert (best.text, best.language) == (hyp[utt], lang[utt]), utt
     stats = json.loads((out / "decode_stats.json").read_text())
     assert stats["lid_accuracy"] is None and stats["utt2lid"] is None and not (out / "hyp_oracle").exists()
-    assert indic_decode.main(["--model_dir", str(recipe / "exp/multisoftmax_lid"), "--feats",
+    assert multisoftmax_decode.main(["--model_dir", str(recipe / "exp/multisoftmax_lid"), "--feats",
                               str(tmp_path / "feats.scp"), str(tmp_path / "known")]) == 1  # known needs utt2lid
     assert not (tmp_path / "known").exists()
 

@@ -21,7 +21,7 @@ exact count is pinned and the comment says why. The JDI-T, VQ-VAE and SAD papers
 SAD paper's Table 1 gives layer shapes only); the JDI-T config's own comment does (41.9 M with 75 tokens, the
 aligner 4.5 M), and that is checked.
 
-train_pwg.yaml (Parallel WaveGAN, the KSS vocoder) has no ESPnet task: it goes through local_models.bin.pwg_train,
+train_pwg.yaml (Parallel WaveGAN, the KSS vocoder) has no ESPnet task: it goes through local_models.bin.jdit_pwg_train,
 the recipe's entry point around the parallel-wavegan trainer, for one generator and one discriminator update.
 """
 from __future__ import annotations
@@ -154,12 +154,13 @@ def model_conf(*items: str) -> List[str]:
 
 
 def no_options(d: Path) -> List[str]:
-    return []  # fearless_steps/sad1 local/lib.sh's train_model adds only the data
+    return []  # local_models/sad/stages.sh train_model adds only the data
 
 
 INDIC_LANGS = ("en", "hi", "ta", "gu")  # paper Table 1 (their vocabulary sizes: units.PAPER_VOCAB_SIZES)
 INDIC_HOURS = {"en": 10077, "hi": 10591, "ta": 925, "gu": 1205}  # paper Table 1: training hours
-# local/lib.sh system_conf, with run.sh's defaults lid_weight 0.1, lid_rnn_layers 1, lid_balance true (lid_hours_file)
+# local_models/multisoftmax/stages.sh system_conf at its defaults: lid_weight 0.1, lid_rnn_layers 1, lid_balance
+# true (lid_hours_file)
 INDIC_SYSTEMS = {
     "mono_en": ["system=mono", "lang=en"],
     "vanilla": ["system=vanilla"],
@@ -182,7 +183,7 @@ def write_indic_units(d: Path) -> Path:
 
 
 def indic_options(system: str):
-    """local/lib.sh's train(): the system's --model_conf, langs, units_dir, stats_file."""
+    """local_models/multisoftmax/stages.sh train(): the system's --model_conf, langs, units_dir, stats_file."""
 
     def make(d: Path) -> List[str]:
         np.savez(d / "stats.npz", mean=np.zeros(80), std=np.ones(80))  # dump/fbank/train_all/stats.npz
@@ -210,7 +211,7 @@ SALAD_IDIM = 364  # the paper's 362 label dims + 2 duration dims (Sec. 3.2); the
 
 
 def salad_options(d: Path) -> List[str]:
-    """run.sh stage 4: stateful batches, idim, the stage 3 statistics (acoustic.save_stats format)."""
+    """salad/stages.sh stage 4: stateful batches, idim, the stage 3 statistics (acoustic.save_stats format)."""
     from local_models.salad import acoustic
 
     rng = np.random.default_rng(0)
@@ -222,8 +223,8 @@ def salad_options(d: Path) -> List[str]:
             *model_conf(f"idim={SALAD_IDIM}", f"stats_file={d / 'stats.npz'}")]
 
 
-# local/lib.sh system_conf: the paper's submitted system and the conv baseline; idim 39 = 13 MFCC + deltas + delta-deltas;
-# num_speakers: any count (it only sizes the decoder's speaker table, 64 parameters a speaker)
+# local_models/vqvae/stages.sh system_conf: the paper's submitted system and the conv baseline; idim 39 = 13 MFCC +
+# deltas + delta-deltas; num_speakers: any count (it only sizes the decoder's speaker table, 64 parameters a speaker)
 VQVAE_SYSTEMS = {
     "trf_mfcc_k128_s5e-3_j0.05": ["encoder_type=transformer", "num_codes=128", "smooth_weight=0.005", "jitter_p=0.05"],
     "conv_mfcc_k256": ["encoder_type=conv", "num_codes=256"],
@@ -307,7 +308,7 @@ def duration_samples(rng, args) -> Samples:
 
 
 def salad_samples(rng, args) -> Samples:
-    """A stateful batch (run.sh --stateful true): window 3 of streams 0 and 1 ("<window> <stream>" in pos)."""
+    """A stateful batch (salad/stages.sh --stateful true): window 3 of streams 0 and 1 ("<window> <stream>" in pos)."""
     out = []
     for i in range(2):
         ling = (rng.random((24, SALAD_IDIM)) < 0.05).astype(np.float32)
@@ -436,7 +437,7 @@ def test_indic_table6_parameter_counts(system, paper, ours, tmp_path):
 # ----------------------------------------------------------------------------- Parallel WaveGAN (KSS vocoder)
 
 def test_pwg_paper_config_trains_through_pwg_train(tmp_path, monkeypatch):
-    """train_pwg.yaml through local_models.bin.pwg_train (run.sh stage 4), with a tiny run: 2 windows of 2560
+    """train_pwg.yaml through local_models.bin.jdit_pwg_train (run.sh stage 4), with a tiny run: 2 windows of 2560
     samples, the discriminator on from the start, 2 trainer steps (parallel-wavegan updates nothing at step 0:
     `steps > *_train_start_steps`), no evaluation. The models, losses, optimisers and schedulers are the config's."""
     import kaldiio
@@ -444,7 +445,7 @@ def test_pwg_paper_config_trains_through_pwg_train(tmp_path, monkeypatch):
     import yaml
 
     import local_models.common.compat  # noqa: F401  (scipy.signal.kaiser for parallel_wavegan)
-    from local_models.bin import pwg_train
+    from local_models.bin import jdit_pwg_train
     from local_models.jdit.vocoder import load_config
     from parallel_wavegan.bin import train as pwg
 
@@ -480,8 +481,8 @@ def test_pwg_paper_config_trains_through_pwg_train(tmp_path, monkeypatch):
             seen["losses"].append(dict(self.total_train_loss))
 
     monkeypatch.setattr(pwg, "Trainer", Recording)
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # restored afterwards: pwg_train may hide the GPUs for a CPU run
-    pwg_train.main(["--config", str(conf), "--train-dir", str(data), "--valid-dir", str(data), "--verbose", "0",
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # restored afterwards: jdit_pwg_train may hide the GPUs for a CPU run
+    jdit_pwg_train.main(["--config", str(conf), "--train-dir", str(data), "--valid-dir", str(data), "--verbose", "0",
                     str(tmp_path / "exp")])
     assert (tmp_path / "exp/checkpoint.pkl").is_file()
     model = seen["trainer"].model  # the JDI-T paper states no vocoder size: no count to check

@@ -1,12 +1,17 @@
-"""README's per-recipe "measured" cells come from the RESULTS.md headline sections (local_models/common/readme.py),
-and the Indic report's headline carries its measured claims."""
+"""README's recipe table (one line per recipe) gets its last column from the RESULTS.md headline sections
+(local_models/common/readme.py); README stays short; the Indic report's headline carries its measured claims."""
 import re
 from pathlib import Path
 
-from local_models.common.readme import MARK, cell, headline, refresh, update_readme
+import pytest
+
+from local_models.common.readme import (BEGIN, END, FAILS, HEADLINE_BEGIN, HEADLINE_END, HOLDS, MAX_LINE, MAX_LINES,
+                                        SUMMARIES, cell, check_shape, headline, recipes_in, refresh,
+                                        refresh_recipe_readme, tally, update_readme, verdict)
 from local_models.common.results import headline_lines
 
 ROOT = Path(__file__).resolve().parents[1]
+RECIPES = sorted(str(p.parent.relative_to(ROOT)) for p in ROOT.glob("egs/*/*/RESULTS.md") if "TEMPLATE" not in str(p))
 
 
 def _recipe(root: Path, name: str, claims=None, commit="abc1234"):
@@ -16,38 +21,140 @@ def _recipe(root: Path, name: str, claims=None, commit="abc1234"):
     (d / "RESULTS.md").write_text("\n".join(text + headline_lines(claims) + ["## Table 1", "", "- not a claim"]))
 
 
-def test_cells_are_rewritten_from_the_headline_and_stale_ones_named(tmp_path):
-    _recipe(tmp_path, "egs/a/asr1", ["WER 12.00 vs 13.00 %", "HOLDS: x | y"])
+def _readme(*rows):
+    return "\n".join(["# x", "", BEGIN, "| recipe | paper | ours |", "|---|---|---|", *rows, END, "",
+                      "| [a/asr1][] | not in the table | untouched |", ""])
+
+
+INDIC = ["avg. test WER, language known: Multi-softmax 80.00, Multilingual Vanilla 90.00 %",
+         "HOLDS: multi-softmax beats vanilla on average WER (80.00 vs 90.00; -10.00 points, 95 % interval [-12, -8])",
+         "HOLDS: multi-softmax LID picks the right language on >= 90 % of utterances (92.31 %)",
+         "DOES NOT HOLD: the switch-off setting chosen on dev cuts test T_avg by >= 40 % for <= 1 abs. WER (tau 10)"]
+
+
+def test_last_cells_are_rewritten_from_the_headline_and_the_rest_left_alone(tmp_path):
+    _recipe(tmp_path, "egs/indic/asr1", INDIC)
+    _recipe(tmp_path, "egs/a/asr1", ["WER 12.00 vs 13.00 %", "HOLDS: x | y", "DOES NOT HOLD: z"])  # no summary
     _recipe(tmp_path, "egs/b/tts1")  # written before the headline existed
     readme = tmp_path / "README.md"
-    readme.write_text("| a | <!-- measured egs/a/asr1 -->hand-written 99 %<!-- /measured --> |\n"
-                      "| b | <!-- measured egs/b/tts1 -->old text<!-- /measured --> |\n")
-    assert update_readme(readme) == ["egs/b/tts1"]
+    readme.write_text(_readme("| [indic/asr1][] | [Joshi][p] | hand-written 99 % |",
+                              "| [a/asr1](egs/a/asr1/) | [P][q] | old a |",
+                              "| [b/tts1][] | [Q][r] | old b |"))
+    own = tmp_path / "egs/indic/asr1/README.md"
+    own.write_text(f"# indic\n\n{HEADLINE_BEGIN}\nold claims\n{HEADLINE_END}\nmore\n")
+    assert update_readme(readme) == (["egs/b/tts1"], ["egs/a/asr1"])
+    assert own.read_text() == (f"# indic\n\n{HEADLINE_BEGIN}\nFrom [RESULTS.md](RESULTS.md), commit `abc1234`:\n\n"
+                               + "".join(f"- {c}\n" for c in INDIC) + f"\n{HEADLINE_END}\nmore\n")
     text = readme.read_text()
-    assert "hand-written" not in text and "old text" in text
-    assert ("**Measured** (egs/a/asr1/RESULTS.md, commit `abc1234`): WER 12.00 vs 13.00 %; HOLDS: x \\| y"
-            in text)  # '|' escaped inside the table cell; '- not a claim' of another section left out
+    assert ("| [indic/asr1][] | [Joshi][p] | WER multi-softmax 80.00 vs vanilla 90.00 % (paper 22.86 vs 32.45): "
+            f"{HOLDS}; decoder switch-off: {FAILS} |") in text
+    assert "| [a/asr1](egs/a/asr1/) | [P][q] | 1 of 2 headline checks hold (see its RESULTS.md) |" in text
+    assert "| [b/tts1][] | [Q][r] | old b |" in text  # stale: left as it is
+    assert "| [a/asr1][] | not in the table | untouched |" in text  # outside the markers
+    assert recipes_in(text) == ["egs/indic/asr1", "egs/a/asr1", "egs/b/tts1"]
     assert headline(tmp_path / "egs/b/tts1/RESULTS.md") is None
     mtime = readme.stat().st_mtime_ns
-    assert update_readme(readme) == ["egs/b/tts1"] and readme.stat().st_mtime_ns == mtime  # nothing to change
+    assert update_readme(readme) == (["egs/b/tts1"], ["egs/a/asr1"]) and readme.stat().st_mtime_ns == mtime
 
 
-def test_readme_cells_match_the_committed_results():
+def test_a_readme_without_the_table_is_an_error(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("# no table\n")
+    with pytest.raises(ValueError, match="no recipe table"):
+        update_readme(readme)
+
+
+def test_the_command_reports_a_readme_over_its_size_limits(tmp_path, capsys):
+    from local_models.bin.update_readme import main
+
+    _recipe(tmp_path, "egs/indic/asr1", INDIC)
+    readme = tmp_path / "README.md"
+    readme.write_text(_readme("| [indic/asr1][] | " + "p" * 120 + " | x |"))  # the generated cell makes it too long
+    assert main(["--readme", str(readme)]) == 1
+    assert "README.md:6: " in capsys.readouterr().err
+    readme.write_text(_readme("| [indic/asr1][] | [Joshi][p] | x |"))
+    assert main(["--readme", str(readme)]) == 0
+
+
+def test_readme_table_matches_the_committed_results():
     """A hand edit of a generated cell fails here: run `make readme` after regenerating a RESULTS.md."""
     text = (ROOT / "README.md").read_text()
-    marked = {m.group("recipe") for m in MARK.finditer(text)}
-    recipes = {str(p.parent.relative_to(ROOT)) for p in ROOT.glob("egs/*/*/RESULTS.md") if "TEMPLATE" not in str(p)}
-    assert marked == recipes
-    new, stale = refresh(text, ROOT)
-    assert new == text, "README.md's measured cells differ from the RESULTS.md headlines: run `make readme`"
-    for recipe in stale:  # not regenerated since the headline existed: said so in the cell
-        body = re.search(rf"<!-- measured {re.escape(recipe)} -->(.*?)<!-- /measured -->", text).group(1)
-        assert body.startswith("Hand-written (its RESULTS.md predates the generated headline)")
+    assert sorted(recipes_in(text)) == RECIPES  # one row per recipe
+    assert set(SUMMARIES) == set(RECIPES)
+    new, stale, unsummarised = refresh(text, ROOT)
+    assert not stale and not unsummarised, (stale, unsummarised)  # every headline summarised, none hand-written
+    assert new == text, "README.md's recipe table differs from the RESULTS.md headlines: run `make readme`"
 
 
-def test_cell_text():
-    assert cell("egs/x/y", "c0ffee", ["a", "b"]) == "**Measured** (egs/x/y/RESULTS.md, commit `c0ffee`): a; b"
-    assert cell("egs/x/y", "c0ffee", ["a holds.", "b 1.5"]).endswith(": a holds; b 1.5")  # no '.;', numbers kept
+def test_readme_is_short():
+    text = (ROOT / "README.md").read_text()
+    assert check_shape(text) == []
+    lines = text.splitlines()
+    assert len(lines) <= MAX_LINES and max(map(len, lines)) < MAX_LINE
+    assert check_shape("x\n" * (MAX_LINES + 1)) == [f"README.md has {MAX_LINES + 1} lines (at most {MAX_LINES})"]
+    assert check_shape("y" * MAX_LINE) == [f"README.md:1: {MAX_LINE} characters (at most {MAX_LINE - 1})"]
+    assert "make demo" in text and "make test" in text
+    assert not re.search(r"paper 00\d", text)  # papers by name and link, not by number
+
+
+def test_every_recipe_has_a_readme_with_its_paper_and_its_generated_headline():
+    """A recipe README's headline block is what `make readme` writes from its RESULTS.md."""
+    for recipe in RECIPES:
+        text = (ROOT / recipe / "README.md").read_text()
+        assert re.search(r"https://(arxiv\.org/abs|www\.isca-archive\.org)/", text), recipe
+        assert "(RESULTS.md)" in text and "./run.sh --help" in text and "stages.sh" in text, recipe
+        assert refresh_recipe_readme(text, ROOT / recipe / "RESULTS.md") == text, f"{recipe}: run `make readme`"
+        assert f"- {headline(ROOT / recipe / 'RESULTS.md')[1][0]}\n" in text, recipe
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_each_committed_headline_gives_a_short_cell_with_a_verdict(recipe):
+    _, claims = headline(ROOT / recipe / "RESULTS.md")
+    text, ok = cell(recipe, claims)
+    assert ok and (HOLDS in text or FAILS in text) and re.search(r"paper [^)]*\d", text), text
+    assert len(text) < MAX_LINE - 50, text  # room for the recipe and paper cells in one README line
+
+
+def test_summaries_read_the_numbers_and_the_verdicts():
+    tc = ["test MCD SALAD - RNN: M1 small +3.28 dB (paper +0.74), M1 big +0.20 dB (paper +0.28), "
+          "F1 small +1.64 dB (paper +0.62), F1 big +0.25 dB (paper +0.11)",
+          "fp32: Big SALAD (full attention, SDPA) runs at 12.5x the speed of Big RNN at 35 s (paper 11.9x): "
+          "the order-of-magnitude claim holds here."]
+    assert cell("egs/tcstar/tts1", tc) == (
+        f"MCD SALAD - RNN +0.20 / +0.25 dB (paper +0.28 / +0.11): {HOLDS}; speed-up 12.5x (paper 11.9x): {HOLDS}", True)
+    tc[0] = tc[0].replace("F1 big +0.25", "F1 big +0.31")  # beyond the paper's 0.3 dB
+    assert cell("egs/tcstar/tts1", tc)[0].startswith(f"MCD SALAD - RNN +0.20 / +0.31 dB (paper +0.28 / +0.11): {FAILS}")
+    kss = ["`test` MCD: JDI-T (ours) 12.00 dB, FastSpeech 11.03 dB, Transformer 12.39 dB",
+           "JDI-T aligner duration MAE on `test` against the engine events: 1.50 frames (met: < 2), uniform 2.87"]
+    assert cell("egs/kss/tts1", kss)[0] == (
+        f"MCD JDI-T 12.00 vs FastSpeech 11.03 dB (paper MOS 3.52 vs 3.23): {FAILS}; "
+        f"aligner MAE 1.50 frames (goal < 2): {HOLDS}")
+    sad = ["Paper's ordering on eval DCF (collar 0.5 s, as the paper) (seg RNN < CNN+HMM, RNN+HMM < stat. SAD < energy "
+           "baseline): **holds** here (Seg. RNN, dev-best (L, S) of Fig. 7 1.00, CNN + HMM 2.00, RNN + HMM 2.50, "
+           "Stat. SAD 4.00, energy 21.19)."]
+    assert cell("egs/fearless_steps/sad1", sad)[0] == (
+        f"eval DCF seg RNN 1.00, CNN 2.00, RNN 2.50, stat. 4.00 % (paper 1.19, 2.45, 2.17, 4.60): ordering {HOLDS}")
+    zs = ["Transformer VQ-VAE ABX below the conv VQ-VAE's at comparable bitrate (within 25 %): **does NOT hold** "
+          "(`trf_mfcc_k256` 25.00 % at 190 bits/s, one seed vs conv 24.00 % at 189 bits/s, one seed).",
+          "Under libriabx2's frame rule (the same models, the same pick): `trf_mfcc_k256` 23.00 % vs conv 24.00 %: "
+          "the ordering **holds**."]
+    assert cell("egs/zerospeech2019/unit1", zs)[0] == (
+        f"ABX Transformer 25.00 vs conv 24.00 (paper 21.94 vs 24.17): {FAILS}; libriabx2 rule: {HOLDS}")
+    assert cell("egs/zerospeech2019/unit1", zs[:1])[0].endswith(FAILS)  # optional parts left out when not measured
+    # a headline worded otherwise: the cell counts the checks instead of failing
+    assert cell("egs/kss/tts1", ["MCD went up", "NOT met: x", "holds: y"]) == ("1 of 2 headline checks hold "
+                                                                              "(see its RESULTS.md)", False)
+
+
+def test_verdicts():
+    assert verdict("HOLDS: multi-softmax beats vanilla") is True
+    assert verdict("DOES NOT HOLD: the switch-off setting") is False
+    assert verdict("ordering **does NOT hold** here") is False
+    assert verdict("2.89 frames (NOT met: < 2)") is False
+    assert verdict("MCD -0.55 dB (meets the target of at most 0.2 dB worse)") is True
+    assert verdict("largest difference 0.32 points (**within 1 point**)") is True
+    assert verdict("`test` MCD: JDI-T (ours) 9.44 dB") is None
+    assert tally(["a", "HOLDS: b", "c (NOT met)", "d **holds**"]) == "2 of 3 headline checks hold (see its RESULTS.md)"
 
 
 def test_indic_headline_states_the_averages_and_the_checks():
@@ -61,3 +168,5 @@ def test_indic_headline_states_the_averages_and_the_checks():
     assert "75.50" in got[1]
     assert got[2].startswith("HOLDS: multi-softmax beats vanilla") and "80.00 vs 90.00" in got[2]
     assert any(g.startswith("HOLDS: multi-softmax LID picks the right language") for g in got)
+    assert cell("egs/indic/asr1", got)[0].startswith(
+        "WER multi-softmax 80.00 vs vanilla 90.00 % (paper 22.86 vs 32.45)")

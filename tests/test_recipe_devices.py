@@ -67,7 +67,7 @@ def sad_train(r):
     return ["--stage", "4", "--stop-stage", "4", "--systems", "seg_rnn"], "exp/seg_rnn"
 
 
-def indic_train(r):  # stage 5 (finetuning) needs nothing but the seed's checkpoint
+def multisoftmax_train(r):  # stage 5 (finetuning) needs nothing but the seed's checkpoint
     touch(r, "exp/multisoftmax/valid.loss.best.pth")
     opts = ["--stage", "5", "--stop-stage", "5", "--langs", "en", "--finetune", "multisoftmax"]
     return opts, "exp/ft_multisoftmax_en"
@@ -100,16 +100,16 @@ def sad_decode(r):
     return ["--stage", "5", "--stop-stage", "5", "--systems", "cnn_hmm", "--test-sets", "dev"], "sad_decode"
 
 
-def indic_decode(r):
+def multisoftmax_decode(r):
     touch(r, "exp/vanilla/latest.pth", "dump/fbank/en_test/feats.scp", "data/en_test/text_norm")
     touch(r, "data/en_test/utt2lid", text="spk1-u1 en\n")
     return ["--stage", "6", "--stop-stage", "6", "--langs", "en", "--systems", "vanilla", "--finetune", "",
-            "--test-sets", "en_test"], "indic_decode"
+            "--test-sets", "en_test"], "multisoftmax_decode"
 
 
 def kss_decode(r):
     touch(r, "exp/tts_jdit/config.yaml", "data/test/text_phn", "data/test/text")
-    return ["--stage", "5", "--stop-stage", "5", "--systems", "jdit", "--test-sets", "test"], "tts_synth"
+    return ["--stage", "5", "--stop-stage", "5", "--systems", "jdit", "--test-sets", "test"], "jdit_synth"
 
 
 def tcstar_decode(r):
@@ -130,7 +130,7 @@ def zs_decode(r):
 
 RECIPES = {
     "fearless_steps/sad1": (sad_train, sad_decode, "sad_train"),
-    "indic/asr1": (indic_train, indic_decode, "indic_train"),
+    "indic/asr1": (multisoftmax_train, multisoftmax_decode, "multisoftmax_train"),
     "kss/tts1": (kss_train, kss_decode, "jdit_train"),
     "tcstar/tts1": (tcstar_train, tcstar_decode, "salad_train"),
     "zerospeech2019/unit1": (zs_train, zs_decode, "vqvae_train"),

@@ -189,7 +189,7 @@ def test_every_trained_system_is_packed_with_its_scores(recipe):
 
 def test_archive_alone_transcribes_unseen_speech_as_the_recipe_decodes_it(recipe, tmp_path):
     """One archive copied to a fresh dir, the recipe out of reach: speech-to-text (LID-free, no language given)
-    on new sentences in unseen voices at 22.05 kHz gives what the recipe's own stage-2 features + indic_decode
+    on new sentences in unseen voices at 22.05 kHz gives what the recipe's own stage-2 features + multisoftmax_decode
     --mode lidfree (without utt2lid) give on the trained exp dir; the text is written in the detected language's
     script; --language and --nbest work."""
     import subprocess
@@ -222,7 +222,7 @@ def test_archive_alone_transcribes_unseen_speech_as_the_recipe_decodes_it(recipe
             if not line.startswith("#") for t in line.split()]
     subprocess.run([py, "-m", "local_models.bin.extract_feats", *conf, str(data), str(tmp_path / "feats")],
                    check=True, capture_output=True)
-    subprocess.run([py, "-m", "local_models.bin.indic_decode", "--model_dir", str(recipe / "exp" / "multisoftmax_lid"),
+    subprocess.run([py, "-m", "local_models.bin.multisoftmax_decode", "--model_dir", str(recipe / "exp" / "multisoftmax_lid"),
                     "--feats", str(tmp_path / "feats.scp"), "--mode", "lidfree", "--beam", "4", "--chunk", "10",
                     str(tmp_path / "dec")], check=True, capture_output=True)
     hyp = dict((line.split(" ", 1) + [""])[:2] for line in (tmp_path / "dec" / "hyp").read_text().splitlines())

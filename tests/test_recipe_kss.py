@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import soundfile
 
-from local_models.bin import jdit_align, jdit_mcd, jdit_score, pwg_train, tts_synth
+from local_models.bin import jdit_align, jdit_mcd, jdit_score, jdit_pwg_train, jdit_synth
 from local_models.common import launcher
 from local_models.common.datadir import read_table
 from local_models.jdit import inference, metrics, report, vocoder
@@ -26,7 +26,7 @@ needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="esp
 
 
 def test_tools_have_help():
-    for parser in (tts_synth.get_parser(), jdit_score.get_parser(), jdit_align.get_parser(), pwg_train.get_parser(),
+    for parser in (jdit_synth.get_parser(), jdit_score.get_parser(), jdit_align.get_parser(), jdit_pwg_train.get_parser(),
                    jdit_mcd.get_parser()):
         with pytest.raises(SystemExit) as e:
             parser.parse_args(["--help"])
@@ -119,7 +119,7 @@ def test_model_file_choice(tmp_path):
 
 
 def test_gt_mel_griffin_lim_round_trip(tmp_path):
-    """Reference mels -> Griffin-Lim: a wav of frames x hop samples, not silent, scored by tts_synth's summary."""
+    """Reference mels -> Griffin-Lim: a wav of frames x hop samples, not silent, scored by jdit_synth's summary."""
     import kaldiio
 
     from local_models.common.features import FeatConfig, compute
@@ -134,7 +134,7 @@ def test_gt_mel_griffin_lim_round_trip(tmp_path):
     with kaldiio.WriteHelper(f"ark,scp:{tmp_path}/f.ark,{tmp_path}/f.scp") as w:
         w("u1", mel)
     out = tmp_path / "gt"
-    tts_synth.main(["--feats", str(tmp_path / "f.scp"), "--fbank-conf", str(RECIPE / "conf/fbank.conf"),
+    jdit_synth.main(["--feats", str(tmp_path / "f.scp"), "--fbank-conf", str(RECIPE / "conf/fbank.conf"),
                     "--griffin-lim-iters", "8", str(out)])
     y, fs = soundfile.read(out / "wav" / "u1.wav")
     assert fs == sr and abs(len(y) - mel.shape[0] * 256) <= 1024
@@ -169,15 +169,15 @@ def test_pwg_train_checks_the_data(tmp_path):
     conf = str(RECIPE / "conf/tuning/train_pwg_tiny.yaml")
     write_pwg_data(tmp_path / "low", sr=16000)
     with pytest.raises(SystemExit, match=r"low/wav.scp: u0 is 16000 Hz, the vocoder config says sampling_rate 22050"):
-        pwg_train.main(["--config", conf, "--train-dir", str(tmp_path / "low"), "--valid-dir",
+        jdit_pwg_train.main(["--config", conf, "--train-dir", str(tmp_path / "low"), "--valid-dir",
                         str(tmp_path / "low"), str(tmp_path / "exp")])
     (tmp_path / "nofeats").mkdir()
     (tmp_path / "nofeats/wav.scp").write_text("")
     with pytest.raises(SystemExit, match=r"nofeats/feats.scp: missing"):
-        pwg_train.main(["--config", conf, "--train-dir", str(tmp_path / "nofeats"), "--valid-dir",
+        jdit_pwg_train.main(["--config", conf, "--train-dir", str(tmp_path / "nofeats"), "--valid-dir",
                         str(tmp_path / "nofeats"), str(tmp_path / "exp")])
     with pytest.raises(SystemExit, match="--max-steps 0"):
-        pwg_train.main(["--config", conf, "--max-steps", "0", "--train-dir", str(tmp_path / "low"),
+        jdit_pwg_train.main(["--config", conf, "--max-steps", "0", "--train-dir", str(tmp_path / "low"),
                         "--valid-dir", str(tmp_path / "low"), str(tmp_path / "exp")])
     assert not (tmp_path / "exp").exists()  # every check fails before anything is written
     (tmp_path / "ck").mkdir()
@@ -189,40 +189,40 @@ def test_pwg_train_checks_the_data(tmp_path):
 @needs_venv
 def test_pwg_trains_resumes_and_vocodes(tmp_path):
     """The tiny PWG config trains through parallel-wavegan's trainer on a data dir, resumes from its newest
-    checkpoint, and tts_synth turns mels into a wav of frames x hop samples with the result."""
+    checkpoint, and jdit_synth turns mels into a wav of frames x hop samples with the result."""
     write_pwg_data(tmp_path / "data")
     conf = str(RECIPE / "conf/tuning/train_pwg_tiny.yaml")
     args = ["--config", conf, "--train-dir", str(tmp_path / "data"), "--valid-dir", str(tmp_path / "data"),
             "--verbose", "0", str(tmp_path / "exp")]
-    pwg_train.main(["--max-steps", "2", *args])
+    jdit_pwg_train.main(["--max-steps", "2", *args])
     assert [n for n, _ in vocoder.checkpoints(tmp_path / "exp")] == [2]
-    pwg_train.main(["--max-steps", "3", *args])  # resumes from step 2
+    jdit_pwg_train.main(["--max-steps", "3", *args])  # resumes from step 2
     assert [n for n, _ in vocoder.checkpoints(tmp_path / "exp")] == [2, 3]
     import torch
 
     assert torch.load(tmp_path / "exp/checkpoint.pkl", map_location="cpu")["steps"] == 3
-    pwg_train.main(["--max-steps", "3", *args])  # nothing left to train
+    jdit_pwg_train.main(["--max-steps", "3", *args])  # nothing left to train
     assert [n for n, _ in vocoder.checkpoints(tmp_path / "exp")] == [2, 3]
-    tts_synth.main(["--feats", str(tmp_path / "data/feats.scp"), "--fbank-conf", str(RECIPE / "conf/fbank.conf"),
+    jdit_synth.main(["--feats", str(tmp_path / "data/feats.scp"), "--fbank-conf", str(RECIPE / "conf/fbank.conf"),
                     "--vocoder", str(tmp_path / "exp/checkpoint.pkl"), str(tmp_path / "voc")])
     s = json.loads((tmp_path / "voc/synth.json").read_text())
     y, fs = soundfile.read(tmp_path / "voc/wav/u0.wav")
     assert fs == 22050 and len(y) == s["per_utt"]["u0"]["frames"] * 256 and np.isfinite(y).all()
     assert s["vocoder"].endswith("checkpoint.pkl") and s["vocoder_rtf"] > 0
     # the generator's noise input is seeded: vocoding again gives the same wav
-    tts_synth.main(["--feats", str(tmp_path / "data/feats.scp"), "--fbank-conf", str(RECIPE / "conf/fbank.conf"),
+    jdit_synth.main(["--feats", str(tmp_path / "data/feats.scp"), "--fbank-conf", str(RECIPE / "conf/fbank.conf"),
                     "--vocoder", str(tmp_path / "exp/checkpoint.pkl"), str(tmp_path / "voc2")])
     np.testing.assert_array_equal(soundfile.read(tmp_path / "voc2/wav/u0.wav")[0], y)
 
 
 def test_synth_errors_name_the_problem(tmp_path, capsys):
     with pytest.raises(SystemExit, match="give --model-dir and --text, or --feats"):
-        tts_synth.main(["--fbank-conf", str(RECIPE / "conf/fbank.conf"), str(tmp_path / "o")])
+        jdit_synth.main(["--fbank-conf", str(RECIPE / "conf/fbank.conf"), str(tmp_path / "o")])
     (tmp_path / "text_phn").write_text("u1 ᄀ ᅡ\nu2\n", encoding="utf-8")
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "valid.loss.best.pth").write_bytes(b"")
     with pytest.raises(SystemExit, match=r"text_phn:2: utterance 'u2' has no tokens"):
-        tts_synth.main(["--model-dir", str(tmp_path / "m"), "--text", str(tmp_path / "text_phn"),
+        jdit_synth.main(["--model-dir", str(tmp_path / "m"), "--text", str(tmp_path / "text_phn"),
                         "--fbank-conf", str(RECIPE / "conf/fbank.conf"), str(tmp_path / "o")])
     assert not (tmp_path / "o").exists() and not (tmp_path / "o.tmp").exists()
 

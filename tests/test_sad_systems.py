@@ -10,8 +10,9 @@ import pytest
 import soundfile
 
 from local_models.common.viterbi import viterbi
-from local_models.sad.detectors import SHIFT, get_detector, hold_to_frames, n_frames
+from local_models.sad.detectors import SHIFT, hold_to_frames, n_frames
 from local_models.sad.neural import hmm_smooth
+from local_models.sad.registry import get_detector
 from local_models.sad.statistical import track_noise_psd, two_class_hmm, viterbi_ring
 
 ROOT = Path(__file__).resolve().parents[1]

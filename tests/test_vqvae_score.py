@@ -157,9 +157,12 @@ def test_run_sh_defaults_replicate_both_sides_of_the_check():
     import subprocess
     from pathlib import Path
 
-    recipe = Path(__file__).resolve().parents[1] / "egs" / "zerospeech2019" / "unit1"
-    lines = [ln for ln in (recipe / "run.sh").read_text().splitlines() if ln.startswith(("systems=", "systems+="))]
-    script = "\n".join(lines) + f'\n. "{recipe}/local/lib.sh"\nexpand_systems ${{systems}}'  # its presets expanded
+    root = Path(__file__).resolve().parents[1]
+    stages = root / "local_models" / "vqvae" / "stages.sh"
+    # the stage default, then what the recipe's run.sh sets (it wins)
+    lines = [ln for f in (stages, root / "egs" / "zerospeech2019" / "unit1" / "run.sh")
+             for ln in f.read_text().splitlines() if ln.startswith(("systems=", "systems+="))]
+    script = f'. "{root}/utils/stage_lib.sh"\n. "{stages}"\n' + "\n".join(lines) + "\nexpand_systems ${systems}"
     out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True).stdout.split()
     groups = seed_groups(out)
     for base in ("conv_mfcc_k256", "trf_mfcc_k128"):

@@ -1,15 +1,17 @@
-"""ZeroSpeech run.sh --systems presets (local/lib.sh expand_systems): every paper row, the seed replicates."""
+"""ZeroSpeech run.sh --systems presets (local_models/vqvae/stages.sh expand_systems): every paper row, the seed
+replicates."""
 import subprocess
 from pathlib import Path
 
 from local_models.vqvae.report import PAPER
 
-LIB = Path(__file__).resolve().parents[1] / "egs" / "zerospeech2019" / "unit1" / "local" / "lib.sh"
+ROOT = Path(__file__).resolve().parents[1]
+STAGES = ROOT / "local_models" / "vqvae" / "stages.sh"
 
 
 def expand(words: str) -> list:
-    out = subprocess.run(["bash", "-c", f'. "{LIB}"; expand_systems {words}'], capture_output=True, text=True,
-                         check=True).stdout
+    script = f'. "{ROOT}/utils/stage_lib.sh"; . "{STAGES}"; expand_systems {words}'
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True).stdout
     return out.split()
 
 

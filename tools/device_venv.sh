@@ -56,9 +56,9 @@ PYTHONPATH="$(dirname "${tools}")" "${venv}/bin/python" -c '
 import importlib, torch
 for m in ("local_models.sad.task", "local_models.multisoftmax.task", "local_models.jdit.task",
           "local_models.salad.task", "local_models.vqvae.task", "espnet2.tasks.tts", "local_models.bin.sad_decode",
-          "local_models.bin.indic_decode", "local_models.bin.tts_synth", "local_models.bin.jdit_align",
+          "local_models.bin.multisoftmax_decode", "local_models.bin.jdit_synth", "local_models.bin.jdit_align",
           "local_models.bin.salad_decode", "local_models.bin.vqvae_extract", "local_models.bin.vqvae_resynth",
-          "local_models.bin.pwg_train"):
+          "local_models.bin.jdit_pwg_train"):
     importlib.import_module(m)
 print("device_venv.sh: tools/venv ready: torch", torch.__version__, "cuda", torch.cuda.is_available())'
 

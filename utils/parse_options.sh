@@ -16,6 +16,9 @@
 #                       (may be repeated; --config=FILE also works).
 #   --help | -h         print the script's header comment block and its options
 #                       with their current values, then exit 0.
+# A recipe whose stages live in a shared stage script (local_models/<paper>/stages.sh) sources that script
+# first; it appends itself to the array `option_files`, and --help then also prints that file's header and
+# its top-level NAME=value lines (the stage options) after the recipe's own.
 # Parsing stops at the first argument not starting with "--" (or at "--", which
 # is removed); the remaining positional arguments stay in "$@".
 # Errors print "<script>: ..." to stderr and exit 1.
@@ -32,44 +35,62 @@ __po_die() {
     exit 1
 }
 
-__po_help() {
-    local line name var in_header=1 n=0 shown=" "
-    if [ -f "${__po_file}" ]; then
-        # Header: the comment block after the shebang (first line).
-        while IFS= read -r line || [ -n "${line}" ]; do
-            n=$((n + 1))
-            if [ "${n}" -eq 1 ] && [[ "${line}" == '#!'* ]]; then
-                continue
-            fi
-            if [[ "${line}" == '#'* ]]; then
-                line=${line#\#}
-                line=${line# }
-                echo "${line}"
+# __po_header FILE: the comment block after FILE's shebang (first line)
+__po_header() {
+    local line n=0
+    while IFS= read -r line || [ -n "${line}" ]; do
+        n=$((n + 1))
+        if [ "${n}" -eq 1 ] && [[ "${line}" == '#!'* ]]; then
+            continue
+        fi
+        if [[ "${line}" == '#'* ]]; then
+            line=${line#\#}
+            line=${line# }
+            echo "${line}"
+        else
+            break
+        fi
+    done < "$1"
+}
+
+# __po_options FILE: one line per settable variable of FILE (top-level NAME=... lines, up to the line sourcing
+# this file), with its current value; a name already shown (${shown}) is skipped
+__po_options() {
+    local line name var
+    while IFS= read -r line || [ -n "${line}" ]; do
+        if [[ "${line}" =~ ^[[:space:]]*(\.|source)[[:space:]]+([^[:space:]]*/)?parse_options\.sh ]]; then
+            break
+        fi
+        if [[ "${line}" =~ ^([A-Za-z_][A-Za-z0-9_]*)= ]]; then
+            var=${BASH_REMATCH[1]}
+            case "${shown}" in *" ${var} "*) continue ;; esac
+            shown+="${var} "
+            [ -n "${!var+x}" ] || continue
+            name=${var//_/-}
+            if [ -n "${!var}" ]; then
+                printf '  --%-24s # default: %s\n' "${name}" "${!var}"
             else
-                break
+                printf "  --%-24s # default: ''\n" "${name}"
             fi
-        done < "${__po_file}"
+        fi
+    done < "$1"
+}
+
+__po_help() {
+    local shown=" " f
+    if [ -f "${__po_file}" ]; then
+        __po_header "${__po_file}"
+        for f in ${option_files[@]+"${option_files[@]}"}; do
+            echo
+            __po_header "${f}"
+        done
         echo
         echo "Usage: ${__po_prog} [options] [args...]"
         echo "Options:"
-        # Settable variables: NAME=... lines before the line sourcing this file.
-        while IFS= read -r line || [ -n "${line}" ]; do
-            if [[ "${line}" =~ ^[[:space:]]*(\.|source)[[:space:]]+([^[:space:]]*/)?parse_options\.sh ]]; then
-                break
-            fi
-            if [[ "${line}" =~ ^([A-Za-z_][A-Za-z0-9_]*)= ]]; then
-                var=${BASH_REMATCH[1]}
-                case "${shown}" in *" ${var} "*) continue ;; esac
-                shown+="${var} "
-                [ -n "${!var+x}" ] || continue
-                name=${var//_/-}
-                if [ -n "${!var}" ]; then
-                    printf '  --%-24s # default: %s\n' "${name}" "${!var}"
-                else
-                    printf "  --%-24s # default: ''\n" "${name}"
-                fi
-            fi
-        done < "${__po_file}"
+        __po_options "${__po_file}"
+        for f in ${option_files[@]+"${option_files[@]}"}; do
+            __po_options "${f}"
+        done
     else
         echo "Usage: ${__po_prog} [options] [args...]"
     fi
@@ -159,5 +180,5 @@ while [ $# -gt 0 ]; do
 done
 
 unset __po_opt __po_val __po_name __po_old __po_prog __po_file
-unset -f __po_die __po_help
+unset -f __po_die __po_help __po_header __po_options
 true

@@ -18,7 +18,7 @@ def get_parser():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--ref", required=True, help="reference wav.scp (or directory of <utt>.wav)")
     p.add_argument("--sample-rate", type=int, default=None, help="resample both sides to this rate first")
-    p.add_argument("decode_dirs", nargs="+", metavar="DECODE_DIR", help="dirs with wav.scp (tts_synth's output)")
+    p.add_argument("decode_dirs", nargs="+", metavar="DECODE_DIR", help="dirs with wav.scp (jdit_synth's output)")
     return p
 
 

@@ -4,7 +4,7 @@ RESULTS.md (run from the recipe directory).
 Per system (exp/tts_<system>) and the GT-mel rows (exp/gt_mel: the systems' vocoder on the reference mels;
 exp/gt_mel_pwg or exp/gt_mel_griffin_lim: the other vocoder on them), per test set: MCD (DTW) and log-F0 RMSE /
 V/UV error from <decode>/mcd.json (local_models/bin/mcd_score.py), real-time factors and audio checks from
-<decode>/synth.json (local_models/bin/tts_synth.py). Duration accuracy on sets with true durations
+<decode>/synth.json (local_models/bin/jdit_synth.py). Duration accuracy on sets with true durations
 (data/<set>/durations, the mini corpus; also data/<set>/durations_closure, the same phone times with each stop's
 closure given to the stop, the usual phonetic convention, where espeak-ng's events give it to the phone before):
 JDI-T's aligner (teacher forced) and duration predictor

@@ -7,8 +7,8 @@ import torch
 from local_models.common.audio import AudioError
 from local_models.common.datadir import DataDirError
 from local_models.common.device import add_ngpu_option, device_of
-from local_models.sad.detectors import DETECTORS, NEURAL_SYSTEMS
 from local_models.sad.inference import decode_data_dir, make_detector
+from local_models.sad.registry import DETECTORS, NEURAL_SYSTEMS
 
 
 def get_parser():

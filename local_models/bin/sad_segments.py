@@ -6,7 +6,7 @@ from pathlib import Path
 from local_models.common.datadir import DataDirError
 from local_models.sad.decisions import (FA_BOUND, FA_BOUND_SUFFIX, PRIMARY_COLLAR, bounded_path, read_threshold_file,
                                        tune_threshold, write_detections)
-from local_models.sad.detectors import DETECTORS, get_detector
+from local_models.sad.registry import DETECTORS, get_detector
 
 
 def get_parser():

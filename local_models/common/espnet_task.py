@@ -1,20 +1,43 @@
 """What every local ESPnet2 task shares (docs/espnet2.md): one optimizer, ESPnet's Trainer, the model
-ClassChoices as command-line options, no preprocessing, no optional data."""
+ClassChoices as command-line options, no preprocessing, no optional data, ESPnet's CommonCollateFn with the
+task's padding values, the model built from its ClassChoices and `load_trained` of a trained exp dir."""
 from __future__ import annotations
 
 import argparse
-from typing import Tuple
+from pathlib import Path
+from typing import Callable, Collection, Dict, List, Optional, Tuple
 
-from espnet2.tasks.abs_task import AbsTask
-from espnet2.train.trainer import Trainer
+import numpy as np
+import torch
+from typeguard import typechecked
+
+from local_models.common.compat import no_nltk_downloads
+
+no_nltk_downloads()  # before espnet2's collate_fn -> preprocessor -> g2p_en, which would try to download nltk data
+
+from espnet2.tasks.abs_task import AbsTask  # noqa: E402
+from espnet2.train.abs_espnet_model import AbsESPnetModel  # noqa: E402
+from espnet2.train.collate_fn import CommonCollateFn  # noqa: E402
+from espnet2.train.trainer import Trainer  # noqa: E402
 
 
 class LocalTask(AbsTask):
-    """Subclasses set `class_choices_list` and implement build_collate_fn, required_data_names and build_model;
-    task-specific options go in `add_options`."""
+    """Subclasses set `class_choices_list` (its first ClassChoices picks the model) and implement
+    required_data_names; what differs between tasks is declared as class attributes:
+      float_pad_value, int_pad_value  CommonCollateFn's padding of float arrays (features) and int arrays
+      not_sequence                    keys that are not sequences (stacked as they are, no `<key>_lengths`)
+      default_model_file              load_trained's checkpoint when none is named
+      train_hint                      what load_trained's missing-file error tells to do
+    Task-specific options go in `add_options`; a model that is more than `Class(**model_conf)` overrides
+    build_model; a checkpoint ESPnet's build_model_from_file cannot rebuild as it is overrides build_trained."""
 
     num_optimizers: int = 1
     trainer = Trainer
+    float_pad_value: float = 0.0
+    int_pad_value: int = -1
+    not_sequence: Tuple[str, ...] = ()
+    default_model_file: str = "valid.loss.best.pth"
+    train_hint: str = "train the model first"
 
     @classmethod
     def add_options(cls, group) -> None:
@@ -29,9 +52,48 @@ class LocalTask(AbsTask):
         return parser
 
     @classmethod
+    @typechecked
+    def build_collate_fn(cls, args: argparse.Namespace, train: bool) -> Callable[
+        [Collection[Tuple[str, Dict[str, np.ndarray]]]], Tuple[List[str], Dict[str, torch.Tensor]]
+    ]:
+        return CommonCollateFn(float_pad_value=cls.float_pad_value, int_pad_value=cls.int_pad_value,
+                               not_sequence=cls.not_sequence)
+
+    @classmethod
     def build_preprocess_fn(cls, args: argparse.Namespace, train: bool):
         return None
 
     @classmethod
     def optional_data_names(cls, train: bool = True, inference: bool = False) -> Tuple[str, ...]:
         return ()
+
+    @classmethod
+    @typechecked
+    def build_model(cls, args: argparse.Namespace) -> AbsESPnetModel:
+        """`--model NAME --model_conf {...}`: the chosen class of the first ClassChoices, built from its conf."""
+        choices = cls.class_choices_list[0]
+        return choices.get_class(getattr(args, choices.name))(**(getattr(args, f"{choices.name}_conf") or {}))
+
+    @classmethod
+    def build_trained(cls, config_file: Path, model_file: Path, device="cpu") -> AbsESPnetModel:
+        """The model of a training config + checkpoint, on `device` (ESPnet's build_model_from_file)."""
+        model, _ = cls.build_model_from_file(str(config_file), str(model_file), str(device))
+        return model
+
+    @classmethod
+    def load_trained(cls, model_dir, model_file: Optional[str] = None, device="cpu", config_file=None,
+                     kind: Optional[type] = None) -> AbsESPnetModel:
+        """The model trained into exp dir `model_dir` (config.yaml + model_file, default `default_model_file`; with
+        model_dir None, the explicit config_file and model_file paths of a packed model), in eval mode, on `device`.
+
+        kind: the model class to insist on; the error names the config that holds something else."""
+        name = cls.default_model_file if model_file is None else model_file
+        conf = Path(config_file) if config_file else Path(model_dir) / "config.yaml"
+        ckpt = Path(model_dir) / name if model_dir is not None else Path(name)
+        for f in (conf, ckpt):
+            if not f.is_file():
+                raise FileNotFoundError(f"{f}: missing ({cls.train_hint})")
+        model = cls.build_trained(conf, ckpt, device)
+        if kind is not None and not isinstance(model, kind):
+            raise ValueError(f"{conf}: holds a {type(model).__name__}, not a {kind.__name__}")
+        return model.eval()

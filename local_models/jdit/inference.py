@@ -1,4 +1,4 @@
-"""Synthesis of egs/kss/tts1 (`python -m local_models.bin.tts_synth`, whose --help describes the outputs): a data
+"""Synthesis of egs/kss/tts1 (`python -m local_models.bin.jdit_synth`, whose --help describes the outputs): a data
 dir's text_phn through a trained ESPnet2 TTS model (JDI-T or ESPnet's own Tacotron2 / Transformer / FastSpeech)
 and a vocoder (local_models.jdit.vocoder), or reference mels through the vocoder alone (the "GT mel" row),
 timing the acoustic model and the vocoder separately. Also the model loading the other KSS tools share, and
@@ -16,41 +16,10 @@ import numpy as np
 from local_models.common.datadir import iter_lines
 from local_models.common.device import device_of
 
+from .frontend import normalize, text_to_tokens
+from .pack import DECODE_DEFAULTS, exp_files, find_model_file, read_fbank_conf, synthesis_settings
 from .phonemes import token_type_of
-from .vocoder import build_vocoder
-
-
-def read_fbank_conf(path) -> dict:
-    """--key value lines of conf/fbank.conf -> {key: value}."""
-    conf = {}
-    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        parts = line.split()
-        if len(parts) != 2 or not parts[0].startswith("--"):
-            raise ValueError(f"{path}:{n}: expected '--key value', got '{line}'")
-        conf[parts[0][2:].replace("-", "_")] = parts[1]
-    for key in ("sample_rate", "n_fft", "hop_length", "n_mels"):
-        if key not in conf:
-            raise ValueError(f"{path}: no --{key.replace('_', '-')}")
-    return conf
-
-
-def find_model_file(model_dir: Path, name=None) -> Path:
-    """MODEL_DIR/name, else valid.loss.best.pth, else the newest <N>epoch.pth (numerically)."""
-    if name:
-        f = model_dir / name
-        if not f.is_file():
-            raise FileNotFoundError(f"{f}: no such model file")
-        return f
-    best = model_dir / "valid.loss.best.pth"
-    if best.is_file():
-        return best
-    epochs = sorted(model_dir.glob("*epoch.pth"), key=lambda f: int(f.name.split("epoch")[0]))
-    if not epochs:
-        raise FileNotFoundError(f"{model_dir}: no valid.loss.best.pth and no <N>epoch.pth (train it first)")
-    return epochs[-1]
+from .vocoder import GriffinLim, PWGVocoder, build_vocoder
 
 
 def load_tts_model(model_dir: Path, model_file=None, device="cpu"):
@@ -78,7 +47,7 @@ def read_text(path) -> dict:
 
 
 def load_text2speech(model_dir: Path, model_file: Path, args, device="cpu"):
-    """ESPnet2's Text2Speech with tts_synth's stop threshold and length ratios (args), seeded."""
+    """ESPnet2's Text2Speech with jdit_synth's stop threshold and length ratios (args), seeded."""
     import local_models.jdit.task  # noqa: F401  (registers tts: jdit before the model is built)
     from espnet2.bin.tts_inference import Text2Speech
 
@@ -124,7 +93,7 @@ def _write_tables(tmp: Path, out: Path, per_utt: dict, durations: dict) -> None:
 
 
 def synthesise(args) -> dict:
-    """Everything tts_synth writes, under OUT.tmp renamed to OUT at the end; `args` has tts_synth's options.
+    """Everything jdit_synth writes, under OUT.tmp renamed to OUT at the end; `args` has jdit_synth's options.
     Returns synth.json's summary."""
     import kaldiio
     import soundfile
@@ -149,7 +118,7 @@ def synthesise(args) -> dict:
     per_utt, durations = {}, {}
     am_s = voc_s = audio_s = 0.0
     with kaldiio.WriteHelper(f"ark,scp:{tmp}/feats.ark,{tmp}/feats.scp") as feats_writer:
-        for utt in tqdm(sorted(texts), desc=f"tts_synth {model_dir.name}", mininterval=5, disable=None):
+        for utt in tqdm(sorted(texts), desc=f"jdit_synth {model_dir.name}", mininterval=5, disable=None):
             n_tokens = len(texts[utt].split())
             t0 = time.perf_counter()
             res = tts(utt) if args.feats else tts(texts[utt])
@@ -284,7 +253,7 @@ class Text2Speech:
         self.card = card or {}
         self.sample_rate = int(fbank["sample_rate"])
         self.appends_eos = type(model.tts).__name__ != "JDIT"  # ESPnet's models append <sos/eos> to the text
-        # only these stop on their own and have no duration predictor (tts_synth tells them apart the same way)
+        # only these stop on their own and have no duration predictor (jdit_synth tells them apart the same way)
         self.autoregressive = type(model.tts).__name__ in ("Tacotron2", "Transformer")
 
     @classmethod
@@ -293,8 +262,6 @@ class Text2Speech:
         import yaml
 
         from local_models.common.pack import load_model
-
-        from .pack import exp_files, synthesis_settings
 
         dev = _torch_device(device)
         packed = load_model(path, paper="jdit", exp_resolver=exp_files)
@@ -307,19 +274,13 @@ class Text2Speech:
         model, conf = build_model(files, dev)
         voc = synthesis["vocoder"]
         if voc["type"] == "griffin_lim":
-            from .vocoder import GriffinLim
-
             vocoder = GriffinLim(fbank, int(voc["iters"]))
         else:
-            from .vocoder import PWGVocoder
-
             vocoder = PWGVocoder(str(packed.file("vocoder_file")), fbank, dev, config=packed.file("vocoder_config"))
         return cls(model, conf, synthesis, fbank, vocoder, dev, packed.card)
 
     def tokens(self, text: str) -> list:
         """TEXT's tokens as the model reads them (front end; ValueError for what it cannot read)."""
-        from .frontend import text_to_tokens
-
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         tokens = text_to_tokens(text, self.token_type)
@@ -355,8 +316,6 @@ class Text2Speech:
         "vocoder_seconds"}."""
         import torch
 
-        from .frontend import normalize
-
         if not (isinstance(speed, (int, float)) and np.isfinite(speed) and speed > 0):
             raise ValueError(f"speed must be a positive number, got {speed!r}")
         tokens = self.tokens(text)
@@ -380,6 +339,3 @@ class Text2Speech:
         return {"wav": wav, "sample_rate": self.sample_rate, "durations": durations.cpu().numpy().astype(np.int64),
                 "tokens": tokens + (["<sos/eos>"] if self.appends_eos else []), "text": normalize(text),
                 "mel": mel, "gain": gain, "acoustic_seconds": t1 - t0, "vocoder_seconds": t2 - t1}
-
-
-DECODE_DEFAULTS = dict(threshold=0.5, maxlenratio=10.0, minlenratio=0.0)  # tts_synth's defaults

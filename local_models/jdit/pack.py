@@ -15,6 +15,10 @@ holds everything `inference.Text2Speech` needs, so an unpacked archive speaks wi
 The vocoder is the one this run synthesised (and scored) the system with: the "vocoder" of its decode dirs'
 synth.json (run.sh --vocoder). The card: corpus, training size and length, the system's metrics from
 exp/results.json, sample rate, vocoder.
+
+Also what packing and synthesis (inference.py, which imports this module) both read: `read_fbank_conf`
+(conf/fbank.conf), `find_model_file` (an exp dir's checkpoint) and `DECODE_DEFAULTS` (jdit_synth's stop threshold
+and length ratios).
 """
 from __future__ import annotations
 
@@ -29,7 +33,6 @@ import yaml
 from local_models.common.datadir import atomic_open, read_table
 from local_models.common.pack import pack_model
 
-from .inference import DECODE_DEFAULTS, find_model_file, read_fbank_conf
 from .phonemes import token_type_of
 
 RECIPE = "egs/kss/tts1"
@@ -38,6 +41,40 @@ SYSTEM_NAMES = {"jdit": "JDI-T (Lim et al.): feed-forward Transformer TTS jointl
                 "fastspeech": "ESPnet2 FastSpeech taught by the Transformer's durations (baseline)"}
 AUTOREGRESSIVE = ("tacotron2", "transformer")
 DEFAULT_GL_ITERS = 32  # run.sh's --griffin-lim-iters
+DECODE_DEFAULTS = dict(threshold=0.5, maxlenratio=10.0, minlenratio=0.0)  # jdit_synth's defaults
+
+
+def read_fbank_conf(path) -> dict:
+    """--key value lines of conf/fbank.conf -> {key: value}."""
+    conf = {}
+    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        if len(parts) != 2 or not parts[0].startswith("--"):
+            raise ValueError(f"{path}:{n}: expected '--key value', got '{line}'")
+        conf[parts[0][2:].replace("-", "_")] = parts[1]
+    for key in ("sample_rate", "n_fft", "hop_length", "n_mels"):
+        if key not in conf:
+            raise ValueError(f"{path}: no --{key.replace('_', '-')}")
+    return conf
+
+
+def find_model_file(model_dir: Path, name=None) -> Path:
+    """MODEL_DIR/name, else valid.loss.best.pth, else the newest <N>epoch.pth (numerically)."""
+    if name:
+        f = model_dir / name
+        if not f.is_file():
+            raise FileNotFoundError(f"{f}: no such model file")
+        return f
+    best = model_dir / "valid.loss.best.pth"
+    if best.is_file():
+        return best
+    epochs = sorted(model_dir.glob("*epoch.pth"), key=lambda f: int(f.name.split("epoch")[0]))
+    if not epochs:
+        raise FileNotFoundError(f"{model_dir}: no valid.loss.best.pth and no <N>epoch.pth (train it first)")
+    return epochs[-1]
 
 
 def recipe_of(exp_dir: Path) -> Path:

@@ -142,7 +142,7 @@ def aligner_summary(exp_dir: Path) -> str:
 
 
 def vocoder_summary(exp_dir: Path) -> str:
-    """'N steps (generator L layers x C channels, ...)' of a Parallel WaveGAN trained by pwg_train ('' if none)."""
+    """'N steps (generator L layers x C channels, ...)' of a Parallel WaveGAN trained by jdit_pwg_train ('' if none)."""
     import yaml
 
     conf = exp_dir / "config.yml"

@@ -11,7 +11,7 @@ Data (egs/kss/tts1 stages 2-3), precomputed features as ESPnet's recipes feed th
   --odim 80                                        (no feats_extract: the data loader gives the features)
   --train_data_path_and_name_and_type data/train/feats.scp,speech,kaldi_ark
   --train_data_path_and_name_and_type data/train/text_phn,text,text
-  --train_shape_file dump/train/feats_shape --train_shape_file dump/train/text_shape.phn
+  --train_shape_file dump/train/feats.shape --train_shape_file dump/train/text_shape.phn
   --token_list data/token_list/phn/tokens.txt --token_type phn --g2p none --cleaner none
 With --odim set, TTSTask.build_model sets feats_extract to None and ESPnetTTSModel passes `speech` through
 as feats, after `normalize: global_mvn` (normalize_conf.stats_file: dump/train/feats_stats.npz).

@@ -1,5 +1,5 @@
 """The vocoders of egs/kss/tts1: Griffin-Lim, and Parallel WaveGAN (the paper's) trained by the `parallel-wavegan`
-package's own trainer (`python -m local_models.bin.pwg_train`) and run by the synthesis tool.
+package's own trainer (`python -m local_models.bin.jdit_pwg_train`) and run by the synthesis tool.
 
 Both take the de-normalised log10-mel that ESPnet2's TTS models output (the recipe's features as extracted).
 Training reads data dirs with wav.scp (16-bit PCM wavs, or `cmd |` pipes) and feats.scp (NOT normalised); the
@@ -174,7 +174,7 @@ def train(outdir, config: dict, train_dir, valid_dir, seed: int = 0, verbose: in
     done = checkpoints(outdir)
     final = outdir / "checkpoint.pkl"
     if done and done[-1][0] >= config["train_max_steps"]:
-        print(f"pwg_train: {done[-1][1]} already reached train_max_steps {config['train_max_steps']}")
+        print(f"jdit_pwg_train: {done[-1][1]} already reached train_max_steps {config['train_max_steps']}")
     else:
         outdir.mkdir(parents=True, exist_ok=True)
         conf_in = outdir / "config.input.yaml"  # the config as trained (with --max-steps applied)
@@ -185,7 +185,7 @@ def train(outdir, config: dict, train_dir, valid_dir, seed: int = 0, verbose: in
                 "--dev-wav-scp", f"{valid_dir}/wav.scp", "--dev-feats-scp", f"{valid_dir}/feats.scp"]
         if done:
             argv += ["--resume", str(done[-1][1])]
-            print(f"pwg_train: resuming from {done[-1][1]}")
+            print(f"jdit_pwg_train: resuming from {done[-1][1]}")
         _run_trainer(argv, seed)
         done = checkpoints(outdir)
         if not done:

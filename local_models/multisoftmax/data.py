@@ -1,5 +1,5 @@
-"""Data files of the multilingual RNN-T recipe: stage 3's units (`local_models.bin.indic_units`) and stage 4's
-training inputs (`local_models.bin.indic_prepare`); their --help says which files each writes. Errors name the
+"""Data files of the multilingual RNN-T recipe: stage 3's units (`local_models.bin.multisoftmax_units`) and stage 4's
+training inputs (`local_models.bin.multisoftmax_prepare`); their --help says which files each writes. Errors name the
 file and line (DataDirError); files are written atomically; the same inputs give the same bytes.
 """
 import json
@@ -105,16 +105,16 @@ def make_units(data_root: Path, lang_root: Path, langs: List[str], sets_opt: str
     for lang in langs:
         vocabs[lang] = build_language(data_root, lang_root, lang)
         n = len(U.graphemes_of(vocabs[lang]))
-        print(f"indic_units: {lang}: {n} graphemes, {len(vocabs[lang])} units "
+        print(f"multisoftmax_units: {lang}: {n} graphemes, {len(vocabs[lang])} units "
               f"-> {lang_root / lang / 'units.txt'}", file=sys.stderr)
     union = U.union_vocab(vocabs.values())
     U.write_units(lang_root / "union" / "units.txt", union)
-    print(f"indic_units: union: {len(union)} units -> {lang_root / 'union' / 'units.txt'}", file=sys.stderr)
+    print(f"multisoftmax_units: union: {len(union)} units -> {lang_root / 'union' / 'units.txt'}", file=sys.stderr)
     report = []
     for name in sets:
         total, unknown = convert_units_set(data_root / name, vocabs)
         n_unk = sum(unknown.values())
-        print(f"indic_units: {name}: {total} units, {n_unk} unknown -> {U.UNK}{unknown_detail(unknown)}",
+        print(f"multisoftmax_units: {name}: {total} units, {n_unk} unknown -> {U.UNK}{unknown_detail(unknown)}",
               file=sys.stderr)
         report.extend(f"{name} {u} {c}\n" for u, c in sorted(unknown.items(), key=lambda kv: c_sort_key(kv[0])))
     with atomic_open(lang_root / "unknown_units") as f:
@@ -206,7 +206,7 @@ def prepare(data_root: Path, lang_root: Path, dump_root: Path, langs: List[str],
         shapes = convert_dump_set(data_root / name, dump_root / name, union, langs)
         if name.endswith("_train"):
             hours[name[:-len("_train")]] = sum(shapes.values()) * frame_shift_ms / 3.6e6
-        print(f"indic_prepare: {name}: {len(shapes)} utterances -> {dump_root / name}/text_int", file=sys.stderr)
+        print(f"multisoftmax_prepare: {name}: {len(shapes)} utterances -> {dump_root / name}/text_int", file=sys.stderr)
     for name, part in (("train_all", "train"), ("dev_all", "dev")):
         parts = [f"{lang}_{part}" for lang in langs]
         if all(p in sets for p in parts):
@@ -224,5 +224,5 @@ def write_train_stats(train_all: Path, hours: Dict[str, float], langs: List[str]
         np.savez(f, **stats)
     with atomic_open(train_all / "hours.json") as f:
         json.dump({lang: round(hours[lang], 6) for lang in langs}, f, indent=1)
-    print(f"indic_prepare: train_all: {int(stats['frames'])} frames; hours "
+    print(f"multisoftmax_prepare: train_all: {int(stats['frames'])} frames; hours "
           + ", ".join(f"{k} {v:.3f}" for k, v in hours.items()), file=sys.stderr)

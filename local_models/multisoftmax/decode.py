@@ -8,7 +8,7 @@ pruned to the `beam` best, so beam 1 is exactly greedy search (argmax; a blank w
 end the frame with the same unit prefix are merged (log-sum-exp), so a score is the log of the summed
 probability of the alignments of that prefix that survived pruning, restricted to <= max_sym_per_frame
 units per frame: with no pruning it is exactly the forward (full-sum) log P(y | x) of the capped lattice,
-with pruning a lower bound of it (tests/test_indic_decode.py checks both against a brute-force forward).
+with pruning a lower bound of it (tests/test_multisoftmax_decode.py checks both against a brute-force forward).
 Prediction-network outputs are cached per prefix; the prediction and joint networks run batched over the
 hypotheses of an emission step. `step(enc_chunk)` consumes frames as they arrive (a streaming encoder's
 chunks), so decoding chunk by chunk equals decoding the whole utterance at once.

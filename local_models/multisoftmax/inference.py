@@ -1,9 +1,9 @@
 """Decoding with a trained multilingual RNN-T, two ways:
 
-A data set (`local_models.bin.indic_decode`, recipe stage 6): reads feats.scp and utt2lid (optional in the LID-free
+A data set (`local_models.bin.multisoftmax_decode`, recipe stage 6): reads feats.scp and utt2lid (optional in the LID-free
 mode: then no oracle and no LID accuracy), runs decode.py's streaming search in the known-language or LID-free mode
 (with the early switch-off settings of paper Section 6.3, Table 7) and writes the hypothesis tables and
-decode_stats.json of each setting. `run(args)` takes indic_decode's parsed options.
+decode_stats.json of each setting. `run(args)` takes multisoftmax_decode's parsed options.
 
 A user's raw audio (`speech-to-text`): `Speech2Text.from_pretrained(archive or exp dir, device="cpu")`, then
 `s2t(audio, sample_rate=None, language=None, nbest=1) -> [Hypothesis(text, language, score, units)]` best first
@@ -232,7 +232,7 @@ def decode_set(args) -> Tuple[List[dict], float]:
     langs = list(net.langs) if lidfree_lid else [net.heads_names[0]] if args.mode == "lidfree" else list(net.langs)
     collectors = [Collector(langs) for _ in settings]
     enc_cpu = 0.0
-    for utt in tqdm(keys, desc=f"indic_decode {model_dir.name} {args.mode}", disable=None, mininterval=5):
+    for utt in tqdm(keys, desc=f"multisoftmax_decode {model_dir.name} {args.mode}", disable=None, mininterval=5):
         lang = utt2lid[utt] if utt2lid is not None else None
         x = torch.tensor(np.asarray(feats[utt]), dtype=torch.float32, device=device)
         if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] != model.feat_mean.numel():
@@ -258,17 +258,17 @@ def decode_set(args) -> Tuple[List[dict], float]:
 
 
 def run(args) -> int:
-    """indic_decode with parsed options (args.out_dir set): 0, or 1 after an error message on stderr."""
+    """multisoftmax_decode with parsed options (args.out_dir set): 0, or 1 after an error message on stderr."""
     torch.set_num_threads(1)  # CPU times comparable across runs and settings
     try:
         summary, enc_cpu = decode_set(args)
     except (DataDirError, ValueError, OSError, KeyError) as e:
-        print(f"indic_decode: {e}", file=sys.stderr)
+        print(f"multisoftmax_decode: {e}", file=sys.stderr)
         return 1
     for row in summary:
         lid = (f"LID accuracy {row['lid_accuracy']:.3f}" if row["lid_accuracy"] is not None
                else "LID accuracy not scored (no --utt2lid)")
-        print(f"indic_decode: {row['dir']} tau={row['tau']} "
+        print(f"multisoftmax_decode: {row['dir']} tau={row['tau']} "
               f"s_th={row['s_th']}: T_avg {row['T_avg']}, decoder CPU {row['decoder_cpu_s']:.2f} s, encoder CPU "
               f"{enc_cpu:.2f} s, {lid}", file=sys.stderr)
     return 0

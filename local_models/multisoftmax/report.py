@@ -1,4 +1,4 @@
-"""Reports of the multilingual RNN-T recipe (egs/indic/asr1 stage 7, `local_models.bin.indic_score`):
+"""Reports of the multilingual RNN-T recipe (egs/indic/asr1 stage 7, `local_models.bin.multisoftmax_score`):
 exp/results.json and RESULTS.md in the shape of the paper's Tables 2-7, the paper's numbers beside ours, the
 acceptance checks and the switch-off trade-off plot. The metrics themselves live in scoring.py.
 
@@ -7,7 +7,7 @@ Reads, for every test set S (data/S/text_norm is the reference, data/S/utt2lid t
     EXP/multisoftmax_lid/decode_S/lidfree/{hyp,hyp_lang,hyp_oracle,decode_stats.json}
     EXP/multisoftmax_lid/decode_S/switchoff/<tau>_<s_th>/{hyp,hyp_lang,decode_stats.json}
 A test set that is not one of the recipe's own (<lang>_test) gets its own table (generalisation check).
-`run(args)` takes indic_score's parsed options.
+`run(args)` takes multisoftmax_score's parsed options.
 """
 import json
 import math
@@ -244,7 +244,7 @@ def with_dev_choice(t7: List[dict], dev_rows: List[dict]) -> List[dict]:
     return out
 
 
-# local/lib.sh system_conf at run.sh's defaults, for a paper-size count without a run; a run's own choices (the
+# stages.sh system_conf at its (run.sh's) defaults, for a paper-size count without a run; a run's own choices (the
 # architecture keys of SYSTEM_KEYS in exp/<system>/config.yaml) replace them. "Mono." of Table 6 (the paper does
 # not say which language): English
 PAPER_SIZE_SYSTEMS = {"mono": dict(system="mono", lang="en"), "vanilla": dict(system="vanilla"),
@@ -587,7 +587,7 @@ def plot_switchoff(t7, out: Path) -> None:
 
 
 def split_sets(args):
-    """(languages, the recipe's own test sets, the other test sets) of indic_score's options. A run that names only
+    """(languages, the recipe's own test sets, the other test sets) of multisoftmax_score's options. A run that names only
     other sets (a user's `--test_sets my_set`) keeps the own test sets the main run decoded, so RESULTS.md keeps
     Tables 2-7 and the headline beside the new set's section instead of emptying them."""
     langs = args.langs.split()
@@ -623,7 +623,7 @@ def run(args) -> int:
                              switchoff_rows(args, scorer, langs, [f"{l}_dev" for l in langs]))
         prm = params(args, langs)
     except (DataDirError, OSError, ValueError) as e:
-        print(f"indic_score: {e}", file=sys.stderr)
+        print(f"multisoftmax_score: {e}", file=sys.stderr)
         return 1
     exp = Path(args.exp)
     results = update_results(exp / "results.json", "egs/indic/asr1", args.corpus, results_systems(rows, t7, prm),
@@ -633,6 +633,6 @@ def run(args) -> int:
              scorer.dirs, scorer.row_utts, results.get("headline"))
     for name in ("mono", "vanilla", "onehot", "multisoftmax", "multisoftmax_lsp", "multisoftmax_lid_lidfree"):
         if name in rows:
-            print(f"indic_score: {name}: WER {fmt(rows[name].get('wer_avg'))} %, CER {fmt(rows[name].get('cer_avg'))} %",
+            print(f"multisoftmax_score: {name}: WER {fmt(rows[name].get('wer_avg'))} %, CER {fmt(rows[name].get('cer_avg'))} %",
                   file=sys.stderr)
     return 0

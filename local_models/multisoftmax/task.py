@@ -1,6 +1,6 @@
-"""ESPnet2 task of the multilingual RNN-T systems (docs/espnet2.md): `python -m local_models.bin.indic_train`.
+"""ESPnet2 task of the multilingual RNN-T systems (docs/espnet2.md): `python -m local_models.bin.multisoftmax_train`.
 
-Data (stage 4 writes them: local_models.bin.indic_prepare, data.prepare): `feats` (T, 80) log-mels (kaldi_ark), `text`
+Data (stage 4 writes them: local_models.bin.multisoftmax_prepare, data.prepare): `feats` (T, 80) log-mels (kaldi_ark), `text`
 union-vocabulary unit ids (text_int), `lid` language id in the order of the model's `langs` (text_int).
 A `utt2category` file beside feats.scp (the language of each utterance) makes ESPnet's folded batch
 sampler build single-language mini-batches; shuffled each epoch, a batch's language is then drawn in
@@ -17,10 +17,8 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Callable, Collection, Dict, List, Tuple
+from typing import Dict, List, Tuple
 
-import numpy as np
-import torch
 from typeguard import typechecked
 
 from local_models.common.compat import no_nltk_downloads
@@ -29,7 +27,6 @@ no_nltk_downloads()  # before espnet2's collate_fn -> preprocessor -> g2p_en, wh
 
 from espnet2.train.abs_espnet_model import AbsESPnetModel
 from espnet2.train.class_choices import ClassChoices
-from espnet2.train.collate_fn import CommonCollateFn
 
 from local_models.common.espnet_task import LocalTask
 
@@ -53,13 +50,8 @@ def read_token_lists(units_dir, langs) -> Dict[str, List[str]]:
 
 class TransducerTask(LocalTask):
     class_choices_list = [model_choices]
-
-    @classmethod
-    @typechecked
-    def build_collate_fn(cls, args: argparse.Namespace, train: bool) -> Callable[
-        [Collection[Tuple[str, Dict[str, np.ndarray]]]], Tuple[List[str], Dict[str, torch.Tensor]]
-    ]:
-        return CommonCollateFn(float_pad_value=0.0, int_pad_value=-1, not_sequence=["lid"])
+    float_pad_value, int_pad_value, not_sequence = 0.0, -1, ("lid",)
+    train_hint = "train the model first: run.sh stage 4"
 
     @classmethod
     def required_data_names(cls, train: bool = True, inference: bool = False) -> Tuple[str, ...]:
@@ -87,14 +79,7 @@ class TransducerTask(LocalTask):
         return model_choices.get_class(args.model)(**conf)
 
 
-def load_trained(model_dir, model_file: str = "valid.loss.best.pth", device="cpu") -> TransducerModel:
-    """The model trained into exp dir `model_dir` (config.yaml + model_file), in eval mode, on `device`."""
-    conf, ckpt = Path(model_dir) / "config.yaml", Path(model_dir) / model_file
-    for f in (conf, ckpt):
-        if not f.is_file():
-            raise FileNotFoundError(f"{f}: missing (train the model first: run.sh stage 4)")
-    model, _ = TransducerTask.build_model_from_file(str(conf), str(ckpt), str(device))
-    return model.eval()
+load_trained = TransducerTask.load_trained  # (model_dir, model_file="valid.loss.best.pth", device="cpu")
 
 
 __all__ = ["TransducerTask", "TransducerModel", "read_token_lists", "load_trained", "load_from_files"]

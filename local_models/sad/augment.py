@@ -16,7 +16,6 @@ a SAD stream is mostly non-speech, and the whole-file power would put every addi
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -25,7 +24,8 @@ from scipy.signal import fftconvolve
 
 from local_models.common.audio import read_audio
 
-from .labels import Intervals
+from .events import Event, load_events, write_events
+from .labels import Intervals, load_reference, write_rttm
 
 AUDIO_SUFFIXES = {".wav", ".flac", ".ogg", ".oga"}
 SOURCE_KINDS = ("music", "noise", "tones", "speech")  # MUSAN's directories and our tones/
@@ -38,15 +38,6 @@ BABBLE_SNRS = (20, 17, 15, 13)
 BABBLE_TALKERS = (3, 4, 5, 6, 7)
 TONE_SNRS = (10, 5, 0, -5)
 FG_INTERVAL_S = 1.0  # Kaldi's --fg-interval: seconds between one foreground noise and the next
-
-
-@dataclass(frozen=True)
-class Event:
-    """A non-speech event added to a recording: seconds, kind (music / tone / noise / babble / speech), SNR in dB."""
-    start: float
-    end: float
-    kind: str
-    snr_db: float
 
 
 class NonSpeechSet:
@@ -271,9 +262,6 @@ def augment_data_dir(src, dst, wav_dir, types: Sequence[str], copies: int = 1, s
     from local_models.common.audio import load_audio
     from local_models.common.cli import write_wav
     from local_models.common.datadir import DataDirError, read_table, write_data_dir
-
-    from .events import load_events, write_events
-    from .labels import load_reference, write_rttm
 
     src, dst, wav_dir = Path(src), Path(dst), Path(wav_dir)
     if copies < 0:

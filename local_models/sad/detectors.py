@@ -2,12 +2,13 @@
 (higher = more speech-like), and a threshold that turns scores into decisions.
 
 Reference detectors: an energy threshold (the classic baseline), `webrtcvad` (GMM VAD of WebRTC) and
-`silero-vad` (a pretrained neural VAD shipped inside its PyPI package: runs offline).
+`silero-vad` (a pretrained neural VAD shipped inside its PyPI package: runs offline). The systems by name
+(`get_detector`, `DETECTORS`, also the statistical and neural ones built on `Detector`) are in registry.py.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Type
+from typing import List
 
 import numpy as np
 
@@ -111,25 +112,3 @@ class SileroDetector(Detector):
             probs = model.audio_forward(torch.from_numpy(np.ascontiguousarray(wave, dtype=np.float32)), sr)
         return hold_to_frames(probs[0].detach().float().cpu().numpy(), chunk / sr,
                               n_frames(len(wave), sr)).astype(np.float32)
-
-
-def _classes() -> Dict[str, Type[Detector]]:
-    from .neural import NEURAL  # these import this module: resolved lazily
-    from .statistical import StatisticalSAD
-
-    return {d.name: d for d in (EnergyDetector, WebrtcDetector, SileroDetector, StatisticalSAD, *NEURAL)}
-
-
-NEURAL_SYSTEMS = ("cnn_hmm", "cnn_median", "rnn_hmm", "rnn_median", "seg_rnn", "majority_vote")
-DETECTORS = ("energy", "webrtcvad", "silero_vad", "stat_sad") + NEURAL_SYSTEMS
-
-
-def detector_class(name: str) -> Type[Detector]:
-    classes = _classes()
-    if name not in classes:
-        raise ValueError(f"unknown SAD system '{name}'; known: {', '.join(sorted(classes))}")
-    return classes[name]
-
-
-def get_detector(name: str, **kwargs) -> Detector:
-    return detector_class(name)(**kwargs)

@@ -16,6 +16,7 @@ Metrics, on a 10 ms grid, pooled over the set's recordings:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Tuple
 
@@ -23,13 +24,21 @@ import numpy as np
 
 from local_models.common.datadir import DataDirError, atomic_open, iter_lines
 
-from .augment import Event
 from .detectors import SHIFT
 from .labels import Intervals, to_mask
 
 GRID = SHIFT  # the detectors' 10 ms frames: frame scores and event masks share one grid
 NONSPEECH_KINDS = ("music", "tone", "noise", "babble")
 SNR_BANDS = ((-np.inf, 5.0), (5.0, 10.0), (10.0, 15.0), (15.0, np.inf))
+
+
+@dataclass(frozen=True)
+class Event:
+    """A non-speech event added to a recording: seconds, kind (music / tone / noise / babble / speech), SNR in dB."""
+    start: float
+    end: float
+    kind: str
+    snr_db: float
 
 
 def band_name(lo: float, hi: float) -> str:

@@ -26,8 +26,12 @@ from local_models.common.pack import PackedModel, load_model
 from local_models.common.results import cpu_load
 
 from . import streaming
-from .detectors import NEURAL_SYSTEMS, SHIFT, Detector, detector_class, get_detector
-from .labels import to_intervals
+from .detectors import SHIFT, Detector
+from .labels import to_intervals, write_rttm, write_segments
+from .neural import load_net_files
+from .pack import describe, exp_files
+from .registry import NEURAL_SYSTEMS, detector_class, get_detector
+from .statistical import StatConfig, StatisticalSAD
 
 Segment = Tuple[float, float]
 
@@ -82,9 +86,6 @@ def torch_device(device) -> torch.device:
 
 def build_members(spec: dict, model: PackedModel, device: torch.device) -> List[Tuple[Detector, float]]:
     """(detector, threshold) of every member of the system SPEC describes (one, or majority_vote's three)."""
-    from .neural import load_net_files
-    from .statistical import StatConfig, StatisticalSAD
-
     if spec["kind"] == "stat_sad":
         return [(StatisticalSAD(StatConfig(**spec["stat_config"]), threshold=spec["threshold"]), spec["threshold"])]
     members = []
@@ -142,8 +143,6 @@ class SpeechSegmenter:
     def from_pretrained(cls, path, device="cpu", operating_point: str = "dcf", **kwargs) -> "SpeechSegmenter":
         """PATH: a packed archive (exp/<system>/packed/model.tar.gz), an unpacked one, or a recipe's exp/<system>;
         OPERATING_POINT: at_operating_point."""
-        from .pack import describe, exp_files
-
         device = torch_device(device)  # before any work
         model = load_model(path, paper="sad", exp_resolver=exp_files)
         if "decision" in model.files:
@@ -268,8 +267,6 @@ def segment_files(segmenter: SpeechSegmenter, paths: Sequence, recs: Sequence[st
 
 def write_speech(speech: dict, rttm=None, segments=None) -> None:
     """{rec: segments} as an RTTM and / or a Kaldi segments file (each written atomically)."""
-    from .labels import write_rttm, write_segments
-
     if rttm:
         write_rttm(rttm, speech)
     if segments:

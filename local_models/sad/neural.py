@@ -50,7 +50,7 @@ def model_file(model_dir: Path, name: str = "") -> Path:
 
 def build_net(conf: dict):
     """An untrained net from an ESPnet SAD config (its `model` and `model_conf`)."""
-    from .nets import NETS
+    from .nets import NETS  # nets imports torch: loaded with the first net, not by `import neural`
 
     return NETS[conf["model"]](**(conf.get("model_conf") or {}))
 

@@ -22,8 +22,9 @@ from local_models.common.datadir import atomic_open, read_table
 from local_models.common.pack import pack_model
 
 from .decisions import FA_BOUND, PRIMARY_COLLAR, bounded_path, read_threshold_file
-from .detectors import SHIFT, detector_class
+from .detectors import SHIFT
 from .neural import devbest_model_dir, model_file, voters
+from .registry import detector_class
 from .statistical import StatConfig
 
 SAMPLE_RATE = 8000

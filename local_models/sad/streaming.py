@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from .detectors import SHIFT, n_frames
-from .neural import hmm_emissions, median_smooth
+from .neural import NeuralDetector, hmm_emissions, median_smooth
 from .statistical import two_class_hmm
 
 SAMPLE_RATE = 8000  # every packed system is an 8 kHz system
@@ -285,10 +285,9 @@ class SegmentBuilder:
 def window_context(detector, context_s: float = 10.0) -> Tuple[int, int, int]:
     """(left, right, align) frames of ScoreWindows for DETECTOR: the receptive field of the 1-D CNN and of the
     segment RNN (exact); CONTEXT_S seconds for the detectors that see the whole recording (BiGRU, statistical SAD)."""
-    from torch import nn
+    from torch import nn  # torch (and nets, which imports it) on first use, not by `import streaming`
 
     from .nets import CNN1dSAD, SegRNNSAD
-    from .neural import NeuralDetector
 
     if isinstance(detector, NeuralDetector):
         net = detector.net
@@ -304,8 +303,6 @@ def window_context(detector, context_s: float = 10.0) -> Tuple[int, int, int]:
 
 def decider_of(detector, threshold: float):
     """The chunk-by-chunk twin of DETECTOR.decide(scores, THRESHOLD)."""
-    from .neural import NeuralDetector
-
     if isinstance(detector, NeuralDetector):
         if detector.smoothing == "hmm":
             return HMMDecider(threshold, detector.hmm_states, detector.hmm_stay)

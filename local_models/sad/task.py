@@ -7,9 +7,8 @@ ESPnet model wraps the net and computes BCE on its logits over the valid (non-pa
 from __future__ import annotations
 
 import argparse
-from typing import Callable, Collection, Dict, List, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
-import numpy as np
 import torch
 from typeguard import typechecked
 
@@ -20,7 +19,6 @@ no_nltk_downloads()  # before espnet2's collate_fn -> preprocessor -> g2p_en, wh
 from espnet2.torch_utils.device_funcs import force_gatherable
 from espnet2.train.abs_espnet_model import AbsESPnetModel
 from espnet2.train.class_choices import ClassChoices
-from espnet2.train.collate_fn import CommonCollateFn
 from espnet2.utils.types import float_or_none
 
 from local_models.common.espnet_task import LocalTask
@@ -71,19 +69,13 @@ class ESPnetSADModel(AbsESPnetModel):
 
 class SADTask(LocalTask):
     class_choices_list = [model_choices]
+    # feats pad with 0; labels are float32 (padded with 0 too) so the loss masks by labels_lengths
+    float_pad_value, int_pad_value = 0.0, -1
 
     @classmethod
     def add_options(cls, group) -> None:
         group.add_argument("--pos_weight", type=float_or_none, default=None,
                            help="BCE weight of the speech class (None: 1)")
-
-    @classmethod
-    @typechecked
-    def build_collate_fn(cls, args: argparse.Namespace, train: bool) -> Callable[
-        [Collection[Tuple[str, Dict[str, np.ndarray]]]], Tuple[List[str], Dict[str, torch.Tensor]]
-    ]:
-        # feats pad with 0; labels are float32 (padded with 0 too) so the loss masks by labels_lengths
-        return CommonCollateFn(float_pad_value=0.0, int_pad_value=-1)
 
     @classmethod
     def required_data_names(cls, train: bool = True, inference: bool = False) -> Tuple[str, ...]:

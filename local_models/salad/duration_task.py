@@ -11,12 +11,10 @@ picks the checkpoint on loss.
 """
 from __future__ import annotations
 
-import argparse
-from typing import Callable, Collection, Dict, List, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 import torch
-from typeguard import typechecked
 
 from local_models.common.compat import no_nltk_downloads
 
@@ -25,7 +23,6 @@ no_nltk_downloads()  # before espnet2's collate_fn -> preprocessor -> g2p_en, wh
 from espnet2.torch_utils.device_funcs import force_gatherable
 from espnet2.train.abs_espnet_model import AbsESPnetModel
 from espnet2.train.class_choices import ClassChoices
-from espnet2.train.collate_fn import CommonCollateFn
 
 from local_models.common.espnet_task import LocalTask
 
@@ -87,29 +84,23 @@ duration_choices = ClassChoices("model", classes=dict(lstm=DurationModel), type_
 
 class DurationTask(LocalTask):
     class_choices_list = [duration_choices]
-
-    @classmethod
-    @typechecked
-    def build_collate_fn(cls, args: argparse.Namespace, train: bool) -> Callable[
-        [Collection[Tuple[str, Dict[str, np.ndarray]]]], Tuple[List[str], Dict[str, torch.Tensor]]
-    ]:
-        return CommonCollateFn(float_pad_value=0.0, int_pad_value=0)
+    float_pad_value, int_pad_value = 0.0, 0
+    train_hint = "train the model first: run.sh stage 4"
 
     @classmethod
     def required_data_names(cls, train: bool = True, inference: bool = False) -> Tuple[str, ...]:
         return ("lingp", "dur")
 
     @classmethod
-    @typechecked
-    def build_model(cls, args: argparse.Namespace) -> AbsESPnetModel:
-        return duration_choices.get_class(args.model)(**(args.model_conf or {}))
+    def build_trained(cls, config_file, model_file, device="cpu") -> AbsESPnetModel:
+        from .task import build_from_files
+
+        return build_from_files(duration_choices, config_file, model_file, device)
 
 
 def load_duration_model(config_file, model_file, device="cpu") -> DurationModel:
     """The trained duration model of a config.yaml + checkpoint, eval mode, on `device`."""
-    from .task import build_from_files
-
-    return build_from_files(duration_choices, config_file, model_file, device)
+    return DurationTask.load_trained(None, model_file, device, config_file)
 
 
 __all__ = ["DurationModel", "DurationTask", "load_duration_model"]

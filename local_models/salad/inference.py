@@ -49,6 +49,8 @@ class Text2Speech:
     def from_pretrained(cls, model, device="cpu", precision: str = "fp32") -> "Text2Speech":
         """MODEL: a packed archive (run.sh's pack stage), its unpacked directory, or exp/<spk>/<system> of a
         trained recipe. PackError / FileNotFoundError / ValueError name what is wrong."""
+        # here, not at the top: acoustic / pack (numba) and the models (torch, ESPnet) load when a model is, so
+        # `import local_models.salad.inference` (check_text, listen_proxy) stays light
         from local_models.common.pack import PackError, load_model
 
         from . import acoustic, linguistic

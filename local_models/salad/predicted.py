@@ -23,7 +23,11 @@ import numpy as np
 from local_models.common.datadir import DataDirError, read_table, write_table
 
 from . import acoustic
+from .data import SAMPLE_RATE, read_durations
 from .duration import duration_scores, pool_duration_scores
+from .inference import listen_proxy
+from .linguistic import frames_from_durations
+from .model import num_params
 
 DTW_METRIC = ("frames paired along the DTW path of the 40 mel-cepstra c0..c39 (Euclidean; common/mcd.py mcd_dtw, "
               "common/dtw.py), then the forced-duration formulas over the path's frame pairs: MCD pooled over path "
@@ -56,8 +60,6 @@ def _fresh(out: Path) -> Path:
 def decode_durations(model, dump: Path, out: Path) -> dict:
     """Predict the durations of every utterance of DUMP (lingp.scp) and score them against DUMP/dur."""
     from tqdm import tqdm
-
-    from .data import read_durations
 
     dump, out = Path(dump), Path(out)
     for f in ("lingp.scp", "dur", "phones"):
@@ -98,11 +100,6 @@ def decode_predicted(model, dump: Path, durations: Path, out: Path, num_wavs: in
     import kaldiio
     import soundfile
     from tqdm import tqdm
-
-    from .data import SAMPLE_RATE, read_durations
-    from .inference import listen_proxy
-    from .linguistic import frames_from_durations
-    from .model import num_params
 
     dump, out = Path(dump), Path(out)
     max_dur = int((dump / "max_dur_frames").read_text().split()[0])

@@ -15,6 +15,7 @@ from local_models.common.datadir import atomic_open
 from local_models.common.plots import pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, load_text, update_results
 
+from .pack import LABELS
 from .predicted import DTW_METRIC
 
 
@@ -31,8 +32,6 @@ PAPER = {
 }
 PAPER_LATENCY = {"small_rnn": 63.74, "small_salad": 4.715, "big_rnn": 64.84, "big_salad": 5.455}  # Table 3, s
 DURATION = "duration"  # exp/<spk>/duration: the speaker's MUSA duration model
-LABELS = {"small_rnn": "Small RNN", "small_salad": "Small SALAD", "big_rnn": "Big RNN", "big_salad": "Big SALAD",
-          "big_salad_win": "Big SALAD, windowed attention (ours)"}
 METRIC = ("MCD: 40 mel-cepstra c0..c39 (WORLD CheapTrick -> pysptk sp2mc, alpha 0.41), frames paired 1:1 "
           "by the forced durations (no DTW), (10 sqrt(2) / ln 10) * sqrt(sum_n (c_n - c'_n)^2) pooled over all test "
           "frames. F0 RMSE in Hz over frames voiced in the reference, predicted F0 = exp(predicted interpolated "

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Callable, Collection, Dict, List, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 import torch
-from typeguard import typechecked
 
 from local_models.common.compat import no_nltk_downloads
 
@@ -29,7 +28,6 @@ no_nltk_downloads()  # before espnet2's collate_fn -> preprocessor -> g2p_en, wh
 from espnet2.torch_utils.device_funcs import force_gatherable
 from espnet2.train.abs_espnet_model import AbsESPnetModel
 from espnet2.train.class_choices import ClassChoices
-from espnet2.train.collate_fn import CommonCollateFn
 from espnet2.utils.types import str2bool
 
 from local_models.common.espnet_task import LocalTask
@@ -134,6 +132,9 @@ model_choices = ClassChoices(
 
 class SaladTask(LocalTask):
     class_choices_list = [model_choices]
+    float_pad_value, int_pad_value, not_sequence = 0.0, 0, ("pos",)
+    default_model_file = "valid.mcd.best.pth"
+    train_hint = "train the model first: run.sh stage 4"
 
     @classmethod
     def add_options(cls, group) -> None:
@@ -148,13 +149,6 @@ class SaladTask(LocalTask):
         return factory
 
     @classmethod
-    @typechecked
-    def build_collate_fn(cls, args: argparse.Namespace, train: bool) -> Callable[
-        [Collection[Tuple[str, Dict[str, np.ndarray]]]], Tuple[List[str], Dict[str, torch.Tensor]]
-    ]:
-        return CommonCollateFn(float_pad_value=0.0, int_pad_value=0, not_sequence=["pos"])
-
-    @classmethod
     def required_data_names(cls, train: bool = True, inference: bool = False) -> Tuple[str, ...]:
         return ("ling", "acou")
 
@@ -163,9 +157,20 @@ class SaladTask(LocalTask):
         return ("pos",)
 
     @classmethod
-    @typechecked
-    def build_model(cls, args: argparse.Namespace) -> AbsESPnetModel:
-        return model_choices.get_class(args.model)(**(args.model_conf or {}))
+    def build_trained(cls, config_file, model_file, device="cpu") -> AbsESPnetModel:
+        return build_from_files(model_choices, config_file, model_file, device)
+
+    @classmethod
+    def load_trained(cls, model_dir, model_file: Optional[str] = None, device="cpu", config_file=None,
+                     kind: Optional[type] = None, precision: str = "fp32") -> AcousticModel:
+        """LocalTask.load_trained, synthesising in `precision` (model.PRECISIONS: fp32, bf16 autocast, int8
+        dynamic quantisation: CPU only)."""
+        if precision == "int8" and torch.device(device).type != "cpu":
+            raise ValueError(f"precision int8 (dynamic quantisation) runs on the CPU only, not on {device}")
+        model = super().load_trained(model_dir, model_file, device, config_file, kind)
+        model.net = for_precision(model.net, precision)
+        model.precision = precision
+        return model
 
 
 def build_from_files(choices: ClassChoices, config_file, model_file, device="cpu") -> AbsESPnetModel:
@@ -190,17 +195,9 @@ def build_from_files(choices: ClassChoices, config_file, model_file, device="cpu
 
 def load_trained(model_dir, model_file: str = "valid.mcd.best.pth", precision: str = "fp32",
                  device="cpu", config_file=None) -> AcousticModel:
-    """The model trained into exp dir `model_dir` (config.yaml + model_file; or the explicit config_file and
-    model_file paths of a packed model), in eval mode, on `device`, synthesising in `precision`
-    (model.PRECISIONS: fp32, bf16 autocast, int8 dynamic quantisation: CPU only)."""
-    if precision == "int8" and torch.device(device).type != "cpu":
-        raise ValueError(f"precision int8 (dynamic quantisation) runs on the CPU only, not on {device}")
-    conf = Path(config_file) if config_file else Path(model_dir) / "config.yaml"
-    ckpt = Path(model_dir) / model_file if model_dir is not None else Path(model_file)
-    model = build_from_files(model_choices, conf, ckpt, device)
-    model.net = for_precision(model.net, precision)
-    model.precision = precision
-    return model
+    """SaladTask.load_trained: the model trained into exp dir `model_dir` (config.yaml + model_file; or the
+    explicit config_file and model_file paths of a packed model), in eval mode, on `device`, in `precision`."""
+    return SaladTask.load_trained(model_dir, model_file, device, config_file, precision=precision)
 
 
 __all__ = ["SaladTask", "SaladModel", "RNNModel", "AcousticModel", "load_trained", "build_from_files"]

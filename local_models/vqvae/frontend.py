@@ -1,7 +1,7 @@
-"""The recipe's features, as one definition: what egs/zerospeech2019/unit1 (local/lib.sh `extract`) computes for
-its VQ-VAEs (MFCC 13 + deltas + delta-deltas, or 80 log-mel) and its codebook inverter's targets (linear STFT
-magnitude, FFT 512), all at 16 kHz with 25 ms windows and a 10 ms hop. tests/test_vqvae_inference.py checks that
-lib.sh still asks extract_feats for exactly these.
+"""The recipe's features, as one definition: what egs/zerospeech2019/unit1 (local_models/vqvae/stages.sh `extract`)
+computes for its VQ-VAEs (MFCC 13 + deltas + delta-deltas, or 80 log-mel) and its codebook inverter's targets (linear
+STFT magnitude, FFT 512), all at 16 kHz with 25 ms windows and a 10 ms hop. tests/test_vqvae_inference.py checks that
+stages.sh still asks extract_feats for exactly these.
 
 A packed VQ-VAE carries its settings as frontend.yaml; raw audio -> features goes through the same
 `read_audio` (resampling) and `features.compute` as the recipe's extract_feats, so a packed model sees what it
@@ -23,7 +23,7 @@ from local_models.common.features import FeatConfig
 STRIDE = 4
 
 SAMPLE_RATE, WIN_MS, HOP_MS = 16000, 25.0, 10.0
-# local/lib.sh extract: feature name -> extract_feats options (--kind ...)
+# stages.sh extract: feature name -> extract_feats options (--kind ...)
 RECIPE_FEATURES = {
     "mfcc": dict(kind="mfcc", n_mfcc=13, deltas=2),
     "logmel": dict(kind="logmel", n_mels=80),

@@ -8,12 +8,9 @@ frozen VQ-VAE that turns feats into codes), n_bins and CodebookInverter's argume
 """
 from __future__ import annotations
 
-import argparse
-from typing import Callable, Collection, Dict, List, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
-import numpy as np
 import torch
-from typeguard import typechecked
 
 from local_models.common.compat import no_nltk_downloads
 
@@ -22,7 +19,6 @@ no_nltk_downloads()  # before espnet2's collate_fn -> preprocessor -> g2p_en, wh
 from espnet2.torch_utils.device_funcs import force_gatherable
 from espnet2.train.abs_espnet_model import AbsESPnetModel
 from espnet2.train.class_choices import ClassChoices
-from espnet2.train.collate_fn import CommonCollateFn
 from espnet.nets.pytorch_backend.nets_utils import make_pad_mask
 
 from local_models.common.espnet_task import LocalTask
@@ -107,13 +103,7 @@ model_choices = ClassChoices(
 
 class VQVAETask(LocalTask):
     class_choices_list = [model_choices]
-
-    @classmethod
-    @typechecked
-    def build_collate_fn(cls, args: argparse.Namespace, train: bool) -> Callable[
-        [Collection[Tuple[str, Dict[str, np.ndarray]]]], Tuple[List[str], Dict[str, torch.Tensor]]
-    ]:
-        return CommonCollateFn(float_pad_value=0.0, int_pad_value=0, not_sequence=["sids"])
+    float_pad_value, int_pad_value, not_sequence = 0.0, 0, ("sids",)
 
     @classmethod
     def required_data_names(cls, train: bool = True, inference: bool = False) -> Tuple[str, ...]:
@@ -123,27 +113,11 @@ class VQVAETask(LocalTask):
     def optional_data_names(cls, train: bool = True, inference: bool = False) -> Tuple[str, ...]:
         return ("sids", "spec")
 
-    @classmethod
-    @typechecked
-    def build_model(cls, args: argparse.Namespace) -> AbsESPnetModel:
-        return model_choices.get_class(args.model)(**(args.model_conf or {}))
-
 
 def load_trained(model_dir, model_file: str = "valid.loss.best.pth", kind=None, device="cpu") -> AbsESPnetModel:
-    """The model trained into exp dir `model_dir` (config.yaml + model_file), in eval mode, on `device` (an
-    inverter with its frozen VQ-VAE).
-
-    kind: VQVAEModel or InverterModel to insist on; the error names the config that holds something else."""
-    from pathlib import Path
-
-    conf, ckpt = Path(model_dir) / "config.yaml", Path(model_dir) / model_file
-    for f in (conf, ckpt):
-        if not f.is_file():
-            raise FileNotFoundError(f"{f}: missing (train the model first)")
-    model, _ = VQVAETask.build_model_from_file(str(conf), str(ckpt), str(device))
-    if kind is not None and not isinstance(model, kind):
-        raise ValueError(f"{conf}: holds a {type(model).__name__}, not a {kind.__name__}")
-    return model.eval()
+    """VQVAETask.load_trained: the model of exp dir `model_dir` in eval mode on `device` (an inverter with its
+    frozen VQ-VAE); kind: VQVAEModel or InverterModel to insist on."""
+    return VQVAETask.load_trained(model_dir, model_file, device, kind=kind)
 
 
 __all__ = ["VQVAETask", "VQVAEModel", "InverterModel", "STRIDE", "load_trained"]

@@ -29,13 +29,9 @@ if stage_enabled 2; then
     for x in ${train_set} ${test_sets}; do
         require "data/${x}/wav.scp" "stage 1 (data)"
         validate_data_dir --no-feats "data/${x}"
-        split_data "data/${x}" "${nj}"
-        ${decode_cmd} JOB=1:"${nj}" "dump/${x}/log/feats.JOB.log" \
-            extract_feats $(cat conf/feats.conf) "data/${x}/split${nj}/JOB" "dump/${x}/feats.JOB"
-        cat "dump/${x}"/feats.*.scp | sort > "data/${x}/feats.scp.tmp"
-        mv "data/${x}/feats.scp.tmp" "data/${x}/feats.scp"
-        cat "dump/${x}"/feats.*.utt2num_frames | sort > "data/${x}/utt2num_frames.tmp"
-        mv "data/${x}/utt2num_frames.tmp" "data/${x}/utt2num_frames"
+        make_feats --nj "${nj}" "data/${x}" "dump/${x}" $(cat conf/feats.conf)
+        cp "dump/${x}/feats.scp" "data/${x}/feats.scp.tmp" && mv "data/${x}/feats.scp.tmp" "data/${x}/feats.scp"
+        cp "dump/${x}/utt2num_frames" "data/${x}/utt2num_frames"
         validate_data_dir "data/${x}"
     done
 fi

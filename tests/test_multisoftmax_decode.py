@@ -1,4 +1,4 @@
-"""egs/indic/asr1 decoding (local_models.multisoftmax.decode, local_models.bin.indic_decode) on tiny random
+"""egs/indic/asr1 decoding (local_models.multisoftmax.decode, local_models.bin.multisoftmax_decode) on tiny random
 models: streaming = full-utterance decode, beam 1 = greedy, search scores against a brute-force forward over
 the (T, U) lattice, the early switch-off rule (paper eq. 1-2), switched-off decoders not stepped, script LID
 of vanilla hypotheses, and the CLI on an exp dir saved as ESPnet saves it.
@@ -19,7 +19,7 @@ import pytest
 import torch
 import yaml
 
-from local_models.bin import indic_decode
+from local_models.bin import multisoftmax_decode
 from local_models.multisoftmax import units as U
 from local_models.multisoftmax.decode import (LidFreeDecoder, StreamingBeamSearch, decode_full, decode_utterance,
                                               encode_chunks, lang_by_script, SwitchOff, switch_off_frames, t_avg)
@@ -322,7 +322,7 @@ def test_cli_lidfree_grid_and_known(tmp_path, token_lists, corpus, capsys):
     exp = save_exp(tmp_path / "exp" / "ms_lid", token_lists, "multisoftmax", lid=True)
     base = ["--model_dir", str(exp), "--feats", str(corpus / "feats.scp"), "--beam", "2", "--chunk", "3"]
     out = tmp_path / "dec_lidfree"
-    assert indic_decode.main(base + ["--utt2lid", str(corpus / "utt2lid"), "--mode", "lidfree",
+    assert multisoftmax_decode.main(base + ["--utt2lid", str(corpus / "utt2lid"), "--mode", "lidfree",
                                      "--switch_off_grid", "inf:inf 1:0", str(out)]) == 0
     grid = json.loads((out / "switchoff" / "switch_off_grid.json").read_text())
     assert [Path(g["dir"]).name for g in grid] == ["inf_inf", "1_0"]
@@ -354,7 +354,7 @@ def test_cli_lidfree_grid_and_known(tmp_path, token_lists, corpus, capsys):
             assert stats["T_avg"] < 3
 
     out = tmp_path / "dec_known"
-    assert indic_decode.main(base + ["--utt2lid", str(corpus / "utt2lid"), "--out_dir", str(out)]) == 0
+    assert multisoftmax_decode.main(base + ["--utt2lid", str(corpus / "utt2lid"), "--out_dir", str(out)]) == 0
     assert table(out / "hyp_lang") == {"utt0": "en", "utt1": "hi", "utt2": "ta"}
     assert not (out / "lid_post").exists()
     # known-language hypotheses use only that language's units
@@ -362,7 +362,7 @@ def test_cli_lidfree_grid_and_known(tmp_path, token_lists, corpus, capsys):
         assert set(units.split()) <= set(token_lists[table(out / "hyp_lang")[utt]])
 
     capsys.readouterr()
-    assert indic_decode.main(base + ["--utt2lid", str(corpus / "utt2lid_short"), "--out_dir",
+    assert multisoftmax_decode.main(base + ["--utt2lid", str(corpus / "utt2lid_short"), "--out_dir",
                                      str(tmp_path / "bad")]) == 1
     err = capsys.readouterr().err
     assert "utt2lid_short" in err and "utt1" in err
@@ -372,11 +372,11 @@ def test_cli_lidfree_grid_and_known(tmp_path, token_lists, corpus, capsys):
 def test_cli_onehot_and_mono_known(tmp_path, token_lists, corpus, capsys):
     common = ["--feats", str(corpus / "feats.scp"), "--utt2lid", str(corpus / "utt2lid"), "--beam", "2"]
     exp = save_exp(tmp_path / "exp" / "onehot", token_lists, "onehot")
-    assert indic_decode.main(["--model_dir", str(exp), "--out_dir", str(tmp_path / "d1")] + common) == 0
+    assert multisoftmax_decode.main(["--model_dir", str(exp), "--out_dir", str(tmp_path / "d1")] + common) == 0
     assert set(table(tmp_path / "d1" / "hyp")) == {"utt0", "utt1", "utt2"}
     exp = save_exp(tmp_path / "exp" / "mono_hi", token_lists, "mono", lang="hi")
     capsys.readouterr()
-    assert indic_decode.main(["--model_dir", str(exp), "--out_dir", str(tmp_path / "d2")] + common) == 1
+    assert multisoftmax_decode.main(["--model_dir", str(exp), "--out_dir", str(tmp_path / "d2")] + common) == 1
     err = capsys.readouterr().err
     assert "utt0" in err and "mono model decodes hi only" in err
 
@@ -386,7 +386,7 @@ def test_cli_vanilla_lidfree_and_errors(tmp_path, token_lists, corpus, capsys):
     out = tmp_path / "dec"
     args = ["--model_dir", str(exp), "--feats", str(corpus / "feats.scp"), "--utt2lid", str(corpus / "utt2lid"),
             "--mode", "lidfree", "--beam", "1", "--out_dir", str(out)]
-    assert indic_decode.main(args) == 0
+    assert multisoftmax_decode.main(args) == 0
     langs = table(out / "hyp_lang")
     units = table(out / "hyp_units")
     for utt, lang in langs.items():
@@ -395,19 +395,19 @@ def test_cli_vanilla_lidfree_and_errors(tmp_path, token_lists, corpus, capsys):
     assert json.loads((out / "decode_stats.json").read_text())["T_avg"] == 1
     # LID-free needs no utt2lid: the same hypotheses and languages, LID accuracy not scored
     bare = tmp_path / "bare"
-    assert indic_decode.main([a for a in args if a not in ("--utt2lid", str(corpus / "utt2lid"))][:-1] + [str(bare)]) == 0
+    assert multisoftmax_decode.main([a for a in args if a not in ("--utt2lid", str(corpus / "utt2lid"))][:-1] + [str(bare)]) == 0
     assert table(bare / "hyp") == table(out / "hyp") and table(bare / "hyp_lang") == langs
     assert json.loads((bare / "decode_stats.json").read_text())["lid_accuracy"] is None
     assert "LID accuracy not scored (no --utt2lid)" in capsys.readouterr().err
     capsys.readouterr()
-    assert indic_decode.main(args + ["--switch_off_grid", "30:0.5"]) == 1  # no LID head
+    assert multisoftmax_decode.main(args + ["--switch_off_grid", "30:0.5"]) == 1  # no LID head
     assert "switch_off_grid" in capsys.readouterr().err
-    assert indic_decode.main(args + ["--tau", "30", "--s_th", "0.5"]) == 1
+    assert multisoftmax_decode.main(args + ["--tau", "30", "--s_th", "0.5"]) == 1
     assert "--tau" in capsys.readouterr().err
     exp = save_exp(tmp_path / "exp" / "ms", token_lists, "multisoftmax")
-    assert indic_decode.main(["--model_dir", str(exp)] + args[2:]) == 1
+    assert multisoftmax_decode.main(["--model_dir", str(exp)] + args[2:]) == 1
     assert "LID head" in capsys.readouterr().err
-    assert indic_decode.main(["--model_dir", str(tmp_path / "nowhere")] + args[2:]) == 1
+    assert multisoftmax_decode.main(["--model_dir", str(tmp_path / "nowhere")] + args[2:]) == 1
     assert "config.yaml" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # the output dir twice (positional and --out_dir)
-        indic_decode.main(args + [str(out)])
+        multisoftmax_decode.main(args + [str(out)])

@@ -21,7 +21,7 @@ from local_models.multisoftmax import units as U
 
 
 def get_parser():
-    p = argparse.ArgumentParser(prog="indic_units", description=__doc__,
+    p = argparse.ArgumentParser(prog="multisoftmax_units", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--langs", default="en hi ta gu",
                    help=f"language codes, space or comma separated (known: {', '.join(U.LANGS)}; default: %(default)s)")
@@ -37,7 +37,7 @@ def main(argv=None):
     try:
         data.make_units(Path(args.data_root), Path(args.lang_root), data.split_list(args.langs), args.sets)
     except (DataDirError, ValueError, OSError) as e:
-        print(f"indic_units: {e}", file=sys.stderr)
+        print(f"multisoftmax_units: {e}", file=sys.stderr)
         return 1
     return 0
 

@@ -17,7 +17,7 @@ from local_models.jdit.vocoder import load_config, select_training_device, train
 
 
 def get_parser():
-    p = argparse.ArgumentParser(prog="pwg_train", description=__doc__,
+    p = argparse.ArgumentParser(prog="jdit_pwg_train", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", required=True, help="parallel-wavegan yaml config")
     p.add_argument("--train-dir", required=True, help="data dir with wav.scp + feats.scp")
@@ -40,8 +40,8 @@ def main(argv=None):
         config = load_config(args.config, args.max_steps)
         final = train(args.outdir, config, args.train_dir, args.valid_dir, args.seed, args.verbose)
     except (ValueError, OSError) as e:
-        sys.exit(f"pwg_train: {e}")
-    print(f"pwg_train: vocoder -> {final}")
+        sys.exit(f"jdit_pwg_train: {e}")
+    print(f"jdit_pwg_train: vocoder -> {final}")
 
 
 if __name__ == "__main__":

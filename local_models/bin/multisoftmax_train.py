@@ -1,5 +1,5 @@
 """Train a multilingual RNN-T (mono / vanilla / onehot / multisoftmax [LSP, LID]) with ESPnet2's trainer:
-`python -m local_models.bin.indic_train <espnet args>`.
+`python -m local_models.bin.multisoftmax_train <espnet args>`.
 
 Imports local_models.multisoftmax.task so that its model registry exists in this process and in every
 process ESPnet spawns (docs/espnet2.md). All options are ESPnet's (`--help`)."""

@@ -16,7 +16,7 @@ from local_models.multisoftmax import report
 
 
 def get_parser():
-    p = argparse.ArgumentParser(prog="indic_score", description=__doc__,
+    p = argparse.ArgumentParser(prog="multisoftmax_score", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--langs", default="en hi ta gu")
     p.add_argument("--systems", default="mono_en mono_hi mono_ta mono_gu vanilla onehot multisoftmax "
@@ -41,7 +41,7 @@ def main(argv=None):
         try:
             print(report.chosen_switch_off(args.exp))
         except ValueError as e:
-            print(f"indic_score: {e}", file=sys.stderr)
+            print(f"multisoftmax_score: {e}", file=sys.stderr)
             return 1
         return 0
     return report.run(args)

@@ -21,7 +21,7 @@ from local_models.multisoftmax import data
 
 
 def get_parser():
-    p = argparse.ArgumentParser(prog="indic_prepare", description=__doc__,
+    p = argparse.ArgumentParser(prog="multisoftmax_prepare", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--langs", default="en hi ta gu", help="language codes in LID-id order (default: %(default)s)")
     p.add_argument("--sets", default="", help="sets to convert (default: <lang>_{train,dev,test} of every language)")
@@ -38,7 +38,7 @@ def main(argv=None):
         data.prepare(Path(args.data_root), Path(args.lang_root), Path(args.dump_root), data.split_list(args.langs),
                      args.sets, args.frame_shift_ms)
     except (DataDirError, ValueError, OSError) as e:
-        print(f"indic_prepare: {e}", file=sys.stderr)
+        print(f"multisoftmax_prepare: {e}", file=sys.stderr)
         return 1
     return 0
 

@@ -225,7 +225,7 @@ def test_chunked_encoder_equals_full_pass():
 # ----------------------------------------------------------------------------- language-sampled batches
 
 def write_prepared(tmp_path: Path, frames_per_lang):
-    """A dump dir as indic_prepare writes it: feats.shape + utt2category."""
+    """A dump dir as multisoftmax_prepare writes it: feats.shape + utt2category."""
     d = tmp_path / "train_all"
     d.mkdir()
     rng = np.random.default_rng(0)

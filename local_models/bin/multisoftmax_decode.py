@@ -12,7 +12,7 @@ from local_models.multisoftmax import inference
 
 def get_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="indic_decode",
+        prog="multisoftmax_decode",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="""Decode every utterance of FEATS with the model trained in MODEL_DIR (config.yaml + MODEL_FILE),
 streaming: the encoder and the beam search advance --chunk 30 ms frames at a time.

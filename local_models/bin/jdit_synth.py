@@ -30,7 +30,7 @@ from local_models.jdit.inference import synthesise
 
 
 def get_parser():
-    p = argparse.ArgumentParser(prog="tts_synth", description=__doc__,
+    p = argparse.ArgumentParser(prog="jdit_synth", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model-dir", help="ESPnet2 TTS exp dir with config.yaml")
     p.add_argument("--model-file", "--model_file", dest="model_file", default=None,
@@ -55,8 +55,8 @@ def main(argv=None):
     try:
         s = synthesise(args)
     except (FileNotFoundError, ValueError) as e:
-        sys.exit(f"tts_synth: {e}")
-    print(f"tts_synth: {s['utterances']} utterances, {s['audio_seconds']:.1f} s of audio; RTF acoustic "
+        sys.exit(f"jdit_synth: {e}")
+    print(f"jdit_synth: {s['utterances']} utterances, {s['audio_seconds']:.1f} s of audio; RTF acoustic "
           f"{s['acoustic_rtf']:.4f}, vocoder {s['vocoder_rtf']:.4f} ({s['threads']} thread(s)) -> {args.out_dir}")
 
 

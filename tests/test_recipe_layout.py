@@ -1,0 +1,55 @@
+"""The recipe layout of docs/architecture.md: a corpus's run.sh holds settings only (at most 60 lines) and sources its
+paper's shared stages (local_models/<package>/stages.sh); local/ holds corpus preparation, no stage library; every
+recipe has a README; `./run.sh --help` lists the shared stages' options next to the corpus's own."""
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from recipe_runner import ROOT, run_recipe
+
+RECIPES = {  # recipe -> the package whose stages it runs
+    "egs/fearless_steps/sad1": "sad",
+    "egs/indic/asr1": "multisoftmax",
+    "egs/kss/tts1": "jdit",
+    "egs/tcstar/tts1": "salad",
+    "egs/zerospeech2019/unit1": "vqvae",
+}
+STAGES_LINE = re.compile(r'^\. "\$\{MAIN_ROOT\}/local_models/(\w+)/stages\.sh"', re.M)
+
+
+def test_every_recipe_is_listed():
+    found = {str(p.parent.relative_to(ROOT)) for p in ROOT.glob("egs/*/*/run.sh")} - {"egs/TEMPLATE/toy1"}
+    assert found == set(RECIPES)
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_run_sh_is_settings_that_source_the_shared_stages(recipe):
+    text = (ROOT / recipe / "run.sh").read_text()
+    assert len(text.splitlines()) <= 60, f"{recipe}/run.sh: {len(text.splitlines())} lines"
+    assert STAGES_LINE.findall(text) == [RECIPES[recipe]]
+    assert (ROOT / "local_models" / RECIPES[recipe] / "stages.sh").is_file()
+    assert not re.search(r"^\s*if stage_enabled", text, re.M), "stage logic belongs in stages.sh"
+    assert not re.search(r"^\s*\w+\s*\(\)\s*\{", text, re.M), "shell functions belong in stages.sh"
+    assert not (ROOT / recipe / "local" / "lib.sh").exists()
+    assert (ROOT / recipe / "README.md").is_file()
+
+
+@pytest.mark.parametrize("package", sorted(set(RECIPES.values())))
+def test_stage_script_registers_its_options_and_parses(package):
+    script = ROOT / "local_models" / package / "stages.sh"
+    text = script.read_text()
+    assert 'option_files+=("${BASH_SOURCE[0]}")' in text
+    assert re.search(r"^run_stages\(\)", text, re.M)
+    assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
+
+
+def test_help_shows_corpus_and_stage_options():
+    """--help prints run.sh's header, the stage script's header, and the options of both files once each."""
+    out = run_recipe(ROOT / "egs/fearless_steps/sad1", "--help").stdout
+    assert "stages.sh" in out and "Stage" in out
+    options = re.findall(r"^  --([\w-]+)", out, re.M)
+    assert len(options) == len(set(options)), "an option listed twice"
+    for opt in ("stage", "stop-stage", "train-min", "systems", "ngpu", "inference-model"):
+        assert opt in options, opt
