@@ -24,7 +24,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-FEED_FORWARD = ("jdit", "fastspeech")
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+from local_models.jdit.systems import FEED_FORWARD  # noqa: E402  (jdit, fastspeech: the models with durations)
 
 
 def load_model(exp_dir: Path):

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from local_models.sad.systems import DETECTORS, VOTE
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -23,8 +25,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--minutes", type=float, default=5.0, help="length of the test stream")
     p.add_argument("--repeats", type=int, default=3, help="best of N runs per system")
-    p.add_argument("--systems", nargs="+", default=["energy", "webrtcvad", "silero_vad", "stat_sad", "cnn_hmm",
-                                                     "cnn_median", "rnn_hmm", "rnn_median", "seg_rnn"])
+    p.add_argument("--systems", nargs="+", choices=DETECTORS, default=[n for n in DETECTORS if n != VOTE])
     p.add_argument("--arch", choices=["paper", "trained"], default="paper")
     p.add_argument("--exp-dir", default=str(ROOT / "egs/fearless_steps/sad1/exp"), help="for --arch trained")
     args = p.parse_args()

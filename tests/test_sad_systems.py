@@ -264,3 +264,66 @@ def test_sad_decode_names_missing_audio(tmp_path):
                            str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 1 and "/nonexistent/rec1.wav" in proc.stderr and "wav.scp" in proc.stderr
     assert not (tmp_path / "out" / "scores.scp").exists()
+
+
+# ----------------------------------------------------------------------------- the names (local_models/sad/systems.py)
+def test_systems_module_is_torch_free():
+    code = ("import sys, local_models.sad.systems; "
+            "print(' '.join(m for m in ('torch', 'espnet', 'espnet2', 'numpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == ""
+
+
+def test_consumers_use_the_systems_names():
+    from local_models.sad import inference, neural, nets, pack, registry, report, systems, task
+    from local_models.bin import sad_decode, sad_segments
+
+    assert tuple(nets.NETS) == systems.NETS == report.NET_NAMES
+    assert set(task.model_choices.classes) == set(nets.NETS)
+    for name in systems.DETECTORS:
+        cls = registry.detector_class(name)
+        assert cls.name == name
+        spec = systems.SYSTEMS[name]
+        if spec.kind == "neural":
+            assert (cls.model_name, cls.smoothing) == (spec.net, spec.smoothing)
+            assert cls in neural.NEURAL
+    assert set(systems.PAPER_TABLE2) == set(systems.SYSTEMS) | {systems.DEVBEST}  # a label for every system
+    assert report.PAPER_TABLE2 is systems.PAPER_TABLE2 and set(systems.BASELINES) <= set(systems.SYSTEMS)
+    assert set(systems.SEPARABILITY_ROWS) <= set(systems.PAPER_TABLE2)
+    assert pack.PACKABLE == ("stat_sad", "cnn_hmm", "cnn_median", "rnn_hmm", "rnn_median", "seg_rnn",
+                             "seg_rnn_devbest", "majority_vote")
+    assert inference.NEURAL_SYSTEMS == systems.NEURAL_SYSTEMS
+    for tool in (sad_decode, sad_segments):
+        action = next(a for a in tool.get_parser()._actions if a.dest == "system")
+        assert sorted(action.choices) == sorted(systems.DETECTORS)
+    stages = (ROOT / "local_models" / "sad" / "stages.sh").read_text()
+    # stages.sh asks systems.py (sad_systems): no case statement over system names, no list of them
+    assert "cnn_*)" not in stages and "packable=\" stat_sad" not in stages and "exp/cnn_hmm/threshold exp/rnn_hmm" not in stages
+    for query in ("names", "nets_of", "neural", "packable", "vote_members", "check"):
+        assert f"sad_systems {query}" in stages
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "local_models.sad.systems", *args], capture_output=True, text=True,
+                          cwd=ROOT)
+
+
+def test_systems_cli(tmp_path):
+    assert _cli("names").stdout.split() == ["energy", "webrtcvad", "silero_vad", "stat_sad", "cnn_hmm", "cnn_median",
+                                            "rnn_hmm", "rnn_median", "seg_rnn", "majority_vote"]
+    assert _cli("nets_of", "cnn_hmm rnn_median", "stat_sad").stdout.split() == ["cnn1d", "rnn"]
+    assert _cli("nets_of", "majority_vote").stdout.split() == ["cnn1d", "rnn", "seg_rnn"]
+    assert _cli("nets_of", "energy stat_sad").stdout.strip() == ""
+    assert _cli("neural").stdout.split() == ["cnn_hmm", "cnn_median", "rnn_hmm", "rnn_median", "seg_rnn",
+                                             "majority_vote"]
+    assert "seg_rnn_devbest" in _cli("packable").stdout.split() and "energy" not in _cli("packable").stdout.split()
+    assert _cli("vote_members", "--exp", str(tmp_path)).stdout.split() == ["cnn_hmm", "rnn_hmm", "seg_rnn"]
+    (tmp_path / "seg_rnn_devbest").mkdir()
+    (tmp_path / "seg_rnn_devbest" / "model_dir").write_text("exp/seg_grid/L25_S1\n")
+    assert _cli("vote_members", "--exp", str(tmp_path)).stdout.split() == ["cnn_hmm", "rnn_hmm", "seg_rnn_devbest"]
+    assert _cli("check", "cnn_hmm stat_sad").returncode == 0
+    for query in (("check", "cnn_hmm", "cnn_hmmm"), ("nets_of", "cnn_hmmm")):
+        r = _cli(*query)
+        assert r.returncode == 1 and r.stdout == ""
+        assert "unknown SAD system 'cnn_hmmm'; known: energy" in r.stderr
+    assert _cli("--help").returncode == 0

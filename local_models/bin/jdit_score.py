@@ -27,7 +27,8 @@ The failure rate is the share of utterances with at least one of them.
 import argparse
 import sys
 
-from local_models.jdit.report import score
+from local_models.jdit.report import ScoreOptions, score
+from local_models.jdit.systems import GT_MEL_ROWS
 
 
 def get_parser():
@@ -36,7 +37,7 @@ def get_parser():
     p.add_argument("--systems", nargs="+", required=True, help="trained systems (exp/tts_<system>)")
     p.add_argument("--sets", nargs="+", required=True, help="test sets (first one with audio = the main table)")
     p.add_argument("--corpus", required=True, help="corpus description for RESULTS.md / results.json")
-    p.add_argument("--gt-mel-rows", nargs="+", default=["gt_mel", "gt_mel_pwg", "gt_mel_griffin_lim"],
+    p.add_argument("--gt-mel-rows", nargs="+", default=list(GT_MEL_ROWS),
                    help="exp/<row>/decode_<set> dirs of vocoders on the reference mels")
     p.add_argument("--exp", default="exp")
     p.add_argument("--data", default="data")
@@ -47,7 +48,9 @@ def get_parser():
 def main(argv=None):
     args = get_parser().parse_args(argv)
     try:
-        score(args)
+        score(ScoreOptions(systems=tuple(args.systems), sets=tuple(args.sets), corpus=args.corpus,
+                           gt_mel_rows=tuple(args.gt_mel_rows), exp=args.exp, data=args.data,
+                           results_md=args.results_md))
     except (ValueError, OSError, KeyError) as e:
         sys.exit(f"jdit_score: {e}")
     print(f"jdit_score: {args.results_md}, {args.exp}/results.json")

@@ -26,7 +26,7 @@ import argparse
 import sys
 
 from local_models.common.device import add_ngpu_option
-from local_models.jdit.inference import synthesise
+from local_models.jdit.inference import SynthOptions, synthesise
 
 
 def get_parser():
@@ -53,7 +53,11 @@ def get_parser():
 def main(argv=None):
     args = get_parser().parse_args(argv)
     try:
-        s = synthesise(args)
+        s = synthesise(SynthOptions(
+            out_dir=args.out_dir, fbank_conf=args.fbank_conf, model_dir=args.model_dir, model_file=args.model_file,
+            text=args.text, feats=args.feats, vocoder=args.vocoder, griffin_lim_iters=args.griffin_lim_iters,
+            maxlenratio=args.maxlenratio, minlenratio=args.minlenratio, threshold=args.threshold,
+            nthreads=args.nthreads, ngpu=args.ngpu, save_att=args.save_att))
     except (FileNotFoundError, ValueError) as e:
         sys.exit(f"jdit_synth: {e}")
     print(f"jdit_synth: {s['utterances']} utterances, {s['audio_seconds']:.1f} s of audio; RTF acoustic "

@@ -66,8 +66,16 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if bool(args.out_dir) == bool(args.out_dir_opt):
         parser.error("give the output directory once: as the last argument or as --out_dir")
-    args.out_dir = args.out_dir or args.out_dir_opt
-    return inference.run(args)
+    return inference.run(options(args, args.out_dir or args.out_dir_opt))
+
+
+def options(args, out_dir: str) -> inference.DecodeOptions:
+    """inference.run's options from the parsed ones."""
+    return inference.DecodeOptions(
+        model_dir=args.model_dir, model_file=args.model_file, ngpu=args.ngpu, feats=args.feats, utt2lid=args.utt2lid,
+        mode=args.mode, only_lang=args.only_lang, beam=args.beam, max_sym_per_frame=args.max_sym_per_frame,
+        chunk=args.chunk, tau=args.tau, s_th=args.s_th, switch_off_grid=args.switch_off_grid,
+        switch_off_dir=args.switch_off_dir, out_dir=out_dir)
 
 
 if __name__ == "__main__":

@@ -11,16 +11,20 @@ Metric definitions: local_models/multisoftmax/scoring.py (written into RESULTS.m
 """
 import argparse
 import sys
+from pathlib import Path
 
-from local_models.multisoftmax import report
+from local_models.multisoftmax import report, systems
+
+
+LANGS = "en hi ta gu"
 
 
 def get_parser():
     p = argparse.ArgumentParser(prog="multisoftmax_score", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--langs", default="en hi ta gu")
-    p.add_argument("--systems", default="mono_en mono_hi mono_ta mono_gu vanilla onehot multisoftmax "
-                                        "multisoftmax_lsp multisoftmax_lid", help="trained systems (mono expanded)")
+    p.add_argument("--langs", default=LANGS)
+    p.add_argument("--systems", default=" ".join(systems.expand(systems.SYSTEMS, LANGS.split())),
+                   help="trained systems (mono expanded)")
     p.add_argument("--finetune", default="onehot multisoftmax", help="finetuned seeds (ft_<seed>_<lang>)")
     p.add_argument("--test-sets", default="", help="default: <lang>_test of every language")
     p.add_argument("--corpus", default="mini", help="mini | indic (goes into results.json)")
@@ -44,7 +48,15 @@ def main(argv=None):
             print(f"multisoftmax_score: {e}", file=sys.stderr)
             return 1
         return 0
-    return report.run(args)
+    return report.run(options(args))
+
+
+def options(args) -> report.ScoreOptions:
+    """report.run's options from the parsed ones (space-separated lists split into words)."""
+    return report.ScoreOptions(langs=tuple(args.langs.split()), systems=tuple(args.systems.split()),
+                               finetune=tuple(args.finetune.split()), test_sets=tuple(args.test_sets.split()),
+                               corpus=args.corpus, data=Path(args.data), exp=Path(args.exp),
+                               results=Path(args.results), paper_config=Path(args.paper_config), note=args.note)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from local_models.common.audio import AudioError
 from local_models.common.datadir import DataDirError
 from local_models.common.device import add_ngpu_option, device_of
 from local_models.sad.inference import decode_data_dir, make_detector
-from local_models.sad.registry import DETECTORS, NEURAL_SYSTEMS
+from local_models.sad.systems import DETECTORS, NEURAL_SYSTEMS
 
 
 def get_parser():

@@ -6,7 +6,8 @@ from pathlib import Path
 from local_models.common.datadir import DataDirError
 from local_models.sad.decisions import (FA_BOUND, FA_BOUND_SUFFIX, PRIMARY_COLLAR, bounded_path, read_threshold_file,
                                        tune_threshold, write_detections)
-from local_models.sad.registry import DETECTORS, get_detector
+from local_models.sad.registry import get_detector
+from local_models.sad.systems import DETECTORS
 
 
 def get_parser():

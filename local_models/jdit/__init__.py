@@ -13,5 +13,6 @@ synthesis, `bin/jdit_pwg_train`), `align` (the aligner's and predictor's duratio
 `report` (scoring, `bin/jdit_score`). Users' side: `frontend` (typed text: numbers, %, Latin letters spelled, then
 g2p), `pack` (the recipe's last stage: one archive per system with its vocoder, `bin/pack_model --paper jdit`),
 `inference.Text2Speech` (typed text -> wav in one call, from an archive or an exp dir; the `text-to-speech`
-command) and `demo` (local/demo.sh's summary, `bin/jdit_demo`).
+command) and `demo` (local/demo.sh's summary, `bin/jdit_demo`). Names: `systems` (the recipe's systems, labels,
+vocoders, torch-free; `python -m local_models.jdit.systems` for stages.sh).
 """

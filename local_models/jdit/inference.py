@@ -6,10 +6,12 @@ timing the acoustic model and the vocoder separately. Also the model loading the
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import time
 from pathlib import Path
+from typing import Optional, Union
 
 import numpy as np
 
@@ -46,33 +48,58 @@ def read_text(path) -> dict:
     return out
 
 
-def load_text2speech(model_dir: Path, model_file: Path, args, device="cpu"):
-    """ESPnet2's Text2Speech with jdit_synth's stop threshold and length ratios (args), seeded."""
+@dataclasses.dataclass(frozen=True)
+class SynthOptions:
+    """What jdit_synth synthesises and how (built by local_models/bin/jdit_synth.py from its command line, whose
+    --help describes each): the model (model_dir, model_file: None = valid.loss.best.pth, else the newest epoch
+    checkpoint) with its text_phn `text`, or reference mels `feats` instead; `vocoder` (griffin_lim or a Parallel
+    WaveGAN checkpoint) with the recipe's `fbank_conf` and `griffin_lim_iters`; the AR models' `maxlenratio`,
+    `minlenratio` and stop `threshold`; `ngpu`, torch threads `nthreads`; `save_att`: keep the attention weights;
+    everything is written to `out_dir`."""
+    out_dir: Union[str, Path]
+    fbank_conf: Union[str, Path]
+    model_dir: Optional[Union[str, Path]] = None
+    model_file: Optional[Union[str, Path]] = None
+    text: Optional[Union[str, Path]] = None
+    feats: Optional[Union[str, Path]] = None
+    vocoder: str = "griffin_lim"
+    griffin_lim_iters: int = 32
+    maxlenratio: float = 10.0
+    minlenratio: float = 0.0
+    threshold: float = 0.5
+    nthreads: int = 1
+    ngpu: int = 0
+    save_att: bool = False
+
+
+def load_text2speech(model_dir: Path, model_file: Path, threshold: float, maxlenratio: float, minlenratio: float,
+                     device="cpu"):
+    """ESPnet2's Text2Speech with jdit_synth's stop THRESHOLD and length ratios, seeded."""
     import local_models.jdit.task  # noqa: F401  (registers tts: jdit before the model is built)
     from espnet2.bin.tts_inference import Text2Speech
 
     return Text2Speech(train_config=model_dir / "config.yaml", model_file=model_file, device=str(device),
-                       threshold=args.threshold, maxlenratio=args.maxlenratio, minlenratio=args.minlenratio,
+                       threshold=threshold, maxlenratio=maxlenratio, minlenratio=minlenratio,
                        always_fix_seed=True)
 
 
-def _source(args, device):
+def _source(opts: SynthOptions, device):
     """(texts {utt: tokens}, model_dir, model_file, tts, autoregressive): what turns an utterance into a mel,
     from --feats (the mels themselves) or --model-dir + --text (ESPnet2's Text2Speech)."""
     import kaldiio
     import torch
 
-    if args.feats:  # reference mels through the vocoder only
-        ref = kaldiio.load_scp(args.feats)
+    if opts.feats:  # reference mels through the vocoder only
+        ref = kaldiio.load_scp(opts.feats)
         texts = {utt: "" for utt in ref}
         tts = lambda utt: dict(feat_gen=torch.from_numpy(np.array(ref[utt], dtype=np.float32)))  # noqa: E731
-        return texts, Path(args.feats).parent, Path(args.feats), tts, False
-    if not (args.model_dir and args.text):
+        return texts, Path(opts.feats).parent, Path(opts.feats), tts, False
+    if not (opts.model_dir and opts.text):
         raise ValueError("give --model-dir and --text, or --feats")
-    model_dir = Path(args.model_dir)
-    model_file = find_model_file(model_dir, args.model_file)
-    texts = read_text(args.text)
-    tts = load_text2speech(model_dir, model_file, args, device)
+    model_dir = Path(opts.model_dir)
+    model_file = find_model_file(model_dir, opts.model_file)
+    texts = read_text(opts.text)
+    tts = load_text2speech(model_dir, model_file, opts.threshold, opts.maxlenratio, opts.minlenratio, device)
     from espnet2.tts.tacotron2 import Tacotron2
     from espnet2.tts.transformer import Transformer
 
@@ -92,28 +119,28 @@ def _write_tables(tmp: Path, out: Path, per_utt: dict, durations: dict) -> None:
                 f.write(f"{utt} {' '.join(map(str, durations[utt]))}\n")
 
 
-def synthesise(args) -> dict:
-    """Everything jdit_synth writes, under OUT.tmp renamed to OUT at the end; `args` has jdit_synth's options.
-    Returns synth.json's summary."""
+def synthesise(opts: SynthOptions) -> dict:
+    """Everything jdit_synth writes, under OUT.tmp renamed to OUT (opts.out_dir) at the end. Returns synth.json's
+    summary."""
     import kaldiio
     import soundfile
     import torch
     from tqdm import tqdm
 
-    device = device_of(args.ngpu)
-    torch.set_num_threads(args.nthreads)
-    conf = read_fbank_conf(args.fbank_conf)
-    texts, model_dir, model_file, tts, autoregressive = _source(args, device)
-    vocoder = build_vocoder(args.vocoder, conf, args.griffin_lim_iters, device)
+    device = device_of(opts.ngpu)
+    torch.set_num_threads(opts.nthreads)
+    conf = read_fbank_conf(opts.fbank_conf)
+    texts, model_dir, model_file, tts, autoregressive = _source(opts, device)
+    vocoder = build_vocoder(opts.vocoder, conf, opts.griffin_lim_iters, device)
     # the GPU works asynchronously: wait for it before reading the clock
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     hop, fs = int(conf["hop_length"]), int(conf["sample_rate"])
-    maxlen_frames = lambda n: int(n * args.maxlenratio)  # noqa: E731
+    maxlen_frames = lambda n: int(n * opts.maxlenratio)  # noqa: E731
 
-    out, tmp = Path(args.out_dir), Path(str(args.out_dir).rstrip("/") + ".tmp")
+    out, tmp = Path(opts.out_dir), Path(str(opts.out_dir).rstrip("/") + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     (tmp / "wav").mkdir(parents=True)
-    if args.save_att:
+    if opts.save_att:
         (tmp / "att_ws").mkdir()
     per_utt, durations = {}, {}
     am_s = voc_s = audio_s = 0.0
@@ -121,7 +148,7 @@ def synthesise(args) -> dict:
         for utt in tqdm(sorted(texts), desc=f"jdit_synth {model_dir.name}", mininterval=5, disable=None):
             n_tokens = len(texts[utt].split())
             t0 = time.perf_counter()
-            res = tts(utt) if args.feats else tts(texts[utt])
+            res = tts(utt) if opts.feats else tts(texts[utt])
             sync()
             t1 = time.perf_counter()
             mel = res.get("feat_gen_denorm")
@@ -139,15 +166,15 @@ def synthesise(args) -> dict:
             feats_writer(utt, mel)
             if res.get("duration") is not None:
                 durations[utt] = res["duration"].long().tolist()
-            if args.save_att and res.get("att_w") is not None:
+            if opts.save_att and res.get("att_w") is not None:
                 np.save(tmp / "att_ws" / f"{utt}.npy", res["att_w"].detach().float().cpu().numpy())
             per_utt[utt] = dict(tokens=n_tokens, frames=int(mel.shape[0]), seconds=round(seconds, 4),
                                 peak=round(peak, 4), hit_maxlen=bool(autoregressive and n_tokens
                                                                 and mel.shape[0] >= maxlen_frames(n_tokens)),
                                 am_s=round(t1 - t0, 5), vocoder_s=round(t2 - t1, 5))
     _write_tables(tmp, out, per_utt, durations)
-    summary = dict(model_dir=str(model_dir), model_file=model_file.name, vocoder=args.vocoder, threads=args.nthreads,
-                   griffin_lim_iters=args.griffin_lim_iters,  # what pack.py packs with a Griffin-Lim system
+    summary = dict(model_dir=str(model_dir), model_file=model_file.name, vocoder=opts.vocoder, threads=opts.nthreads,
+                   griffin_lim_iters=opts.griffin_lim_iters,  # what pack.py packs with a Griffin-Lim system
                    device=str(device),
                    utterances=len(per_utt), audio_seconds=round(audio_s, 3), acoustic_seconds=round(am_s, 4),
                    vocoder_seconds=round(voc_s, 4), acoustic_rtf=am_s / max(audio_s, 1e-9),

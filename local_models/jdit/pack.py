@@ -34,12 +34,9 @@ from local_models.common.datadir import atomic_open, read_table
 from local_models.common.pack import pack_model
 
 from .phonemes import token_type_of
+from .systems import AUTOREGRESSIVE, DESCRIPTIONS
 
 RECIPE = "egs/kss/tts1"
-SYSTEM_NAMES = {"jdit": "JDI-T (Lim et al.): feed-forward Transformer TTS jointly trained with an autoregressive aligner",
-                "tacotron2": "ESPnet2 Tacotron2 (baseline)", "transformer": "ESPnet2 Transformer-TTS (baseline)",
-                "fastspeech": "ESPnet2 FastSpeech taught by the Transformer's durations (baseline)"}
-AUTOREGRESSIVE = ("tacotron2", "transformer")
 DEFAULT_GL_ITERS = 32  # run.sh's --griffin-lim-iters
 DECODE_DEFAULTS = dict(threshold=0.5, maxlenratio=10.0, minlenratio=0.0)  # jdit_synth's defaults
 
@@ -182,7 +179,7 @@ def card_of(exp_dir: Path, files: Dict[str, Path], synthesis: dict) -> dict:
     res = json.loads(results.read_text()) if results.is_file() else {}
     size = training_size(recipe, conf)
     voc = synthesis["vocoder"]
-    return {"model": SYSTEM_NAMES.get(key, key), "language": "Korean (ko)", "recipe": RECIPE,
+    return {"model": DESCRIPTIONS.get(key, key), "language": "Korean (ko)", "recipe": RECIPE,
             "corpus": res.get("corpus", "unknown (no exp/results.json)"),
             "sample_rate": synthesis["sample_rate"],
             "training": {**size, **training_length(exp_dir, conf, size["utterances"], files["model_file"])},

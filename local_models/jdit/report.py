@@ -9,12 +9,13 @@ aligner / predictor, the uniform reference point and FastSpeech's teacher on set
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence, Union
 
 import numpy as np
 
@@ -26,19 +27,30 @@ from local_models.common.training import epochs_run
 from .metrics import (SKIP_TOKENS, attention_failures, attention_path, duration_accuracy, read_durations,
                       strip_eos, uniform_durations)
 from .phonemes import token_type_of
+from .systems import AUTOREGRESSIVE, GT_MEL_ROWS, LABELS, PAPER_MOS, PAPER_ROWS, TEACHER
 from .vocoder import checkpoints
 
-# paper 002, Table 1: MOS (5-point scale)
-PAPER_MOS = {"gt_mel": (3.92, 3.87), "tacotron2": (3.52, 3.33), "transformer": (3.55, 3.72),
-             "fastspeech": (3.48, 3.23), "jdit": (3.77, 3.52)}
-NAMES = {"gt_mel": "GT mel", "tacotron2": "Tacotron2", "transformer": "Transformer", "fastspeech": "FastSpeech",
-         "jdit": "JDI-T (ours)"}
 SILENT_PEAK = 0.01  # a synthesised wav whose peak stays below this is called silent
-AR_SYSTEMS = ("tacotron2", "transformer")
 # true durations in data/<set>: the engine's phone events as emitted, and the same with each stop's closure
 # given to the stop (jdit_text closures: espeak-ng emits a stop's event after its closure)
 REFERENCES = {"events": "durations", "closure": "durations_closure"}
 REFERENCE_NAMES = {"events": "engine events", "closure": "closures to the stop"}
+
+@dataclasses.dataclass(frozen=True)
+class ScoreOptions:
+    """What to score (jdit_score's options, built by local_models/bin/jdit_score.py from its command line).
+
+    systems: trained systems (exp/tts_<system>); sets: test sets (the first one with MCDs is Table 1's);
+    corpus: the corpus description for RESULTS.md / results.json; gt_mel_rows: exp/<row>/decode_<set> dirs of
+    vocoders on the reference mels; exp, data: the recipe's exp/ and data/ dirs; results_md: the RESULTS.md
+    written."""
+    systems: Sequence[str]
+    sets: Sequence[str]
+    corpus: str
+    gt_mel_rows: Sequence[str] = GT_MEL_ROWS
+    exp: Union[str, Path] = "exp"
+    data: Union[str, Path] = "data"
+    results_md: Union[str, Path] = "RESULTS.md"
 
 
 def bias_line(where: str, m: dict, min_count: int = 10, top: int = 8) -> str:
@@ -159,7 +171,7 @@ def vocoder_summary(exp_dir: Path) -> str:
 def row_name(name: str, sets: dict) -> str:
     """Display name; a GT-mel row says which vocoder it is."""
     if not name.startswith("gt_mel"):
-        return NAMES.get(name, name)
+        return LABELS.get(name, name)
     vocoder = next(iter(sets.values()))["vocoder"] if sets else "unknown"
     return "GT mel" + {"griffin_lim": " + Griffin-Lim", "unknown": ""}.get(vocoder, " + Parallel WaveGAN")
 
@@ -170,22 +182,23 @@ def fmt(v, digits=2, pct=False):
     return f"{100 * v:.1f}" if pct else f"{v:.{digits}f}"
 
 
-def collect(args):
-    """({row: {set: decode_metrics}}, {(set, reference): duration_table}) of everything stages 5-6 wrote."""
-    exp, data = Path(args.exp), Path(args.data)
+def collect(exp, data, systems: Sequence[str], sets: Sequence[str], gt_mel_rows: Sequence[str] = GT_MEL_ROWS):
+    """({row: {set: decode_metrics}}, {(set, reference): duration_table}) of everything stages 5-6 wrote under
+    EXP (and DATA's true durations) for SYSTEMS and the GT_MEL_ROWS on SETS."""
+    exp, data = Path(exp), Path(data)
     rows = {}
-    for name in [*args.gt_mel_rows, *args.systems]:
+    for name in [*gt_mel_rows, *systems]:
         base = exp / (name if name.startswith("gt_mel") else f"tts_{name}")
-        for x in args.sets:
+        for x in sets:
             d = base / f"decode_{x}"
             if (d / "synth.json").is_file():
                 rows.setdefault(name, {})[x] = decode_metrics(d)
-                if name in AR_SYSTEMS:
+                if name in AUTOREGRESSIVE:
                     fr = failure_rates(d)
                     if fr is not None:
                         rows[name][x]["attention"] = fr
     durs = {}  # {(set, reference): {kind: duration_accuracy}}
-    for x in args.sets:
+    for x in sets:
         for refname, true_file in REFERENCES.items():
             true_path = data / x / true_file
             if true_path.is_file():
@@ -232,8 +245,9 @@ def closure_lines(data: Path, sets) -> list:
     return out + [""] if out else []
 
 
-def write_results_json(args, rows, durs):
-    """Merge the rows and duration tables into exp/results.json (one flat dict per system and set)."""
+def write_results_json(exp, corpus: str, sets: Sequence[str], rows, durs):
+    """Merge the rows and duration tables into EXP/results.json (one flat dict per system and set); CORPUS
+    describes the corpus, SETS are the scored sets (for the headline)."""
     systems = {}
     for name, sets in rows.items():
         systems[name] = {x: {k: v for k, v in m.items() if k not in ("mcd_settings", "attention")} for x, m in sets.items()}
@@ -249,25 +263,26 @@ def write_results_json(args, rows, durs):
             systems.setdefault(system, {}).setdefault(x, {}).update(
                 {f"duration_mae{suffix}": m["mae_frames"], f"duration_within1{suffix}": m["within1"],
                  f"boundary_mae{suffix}": m["boundary_mae_frames"]})
-    bench = Path(args.exp) / "benchmarks" / "kss_speed.json"
+    bench = Path(exp) / "benchmarks" / "kss_speed.json"
     if bench.is_file():
         for name, m in json.loads(bench.read_text())["models"].items():
             systems.setdefault(name, {})["speed_equal_length"] = {k: v for k, v in m.items() if k != "frames"}
-    return update_results(Path(args.exp) / "results.json", "egs/kss/tts1", args.corpus, systems,
-                          headline=lambda _: headline(args, rows, durs))
+    return update_results(Path(exp) / "results.json", "egs/kss/tts1", corpus, systems,
+                          headline=lambda _: headline(exp, sets, rows, durs))
 
 
-def _intro_lines(args, rows, env=None) -> list:
-    """Title, corpus, environment, systems not run, vocoder, training length and the aligner variant of this run."""
+def _intro_lines(corpus: str, systems: Sequence[str], exp, rows, env=None) -> list:
+    """Title, CORPUS, environment, SYSTEMS not run, vocoder, training length and the aligner variant of this run
+    (under EXP)."""
     L = ["# egs/kss/tts1: JDI-T vs ESPnet Tacotron2 / Transformer / FastSpeech (paper 002, Lim et al.)", "",
-         f"Corpus: {args.corpus}. Written by `local_models/bin/jdit_score.py` (run.sh stage 6) from this run's "
+         f"Corpus: {corpus}. Written by `local_models/bin/jdit_score.py` (run.sh stage 6) from this run's "
          f"measurements; hardware: {hardware()}.", "", *environment_lines(env or {})]
-    not_run = [NAMES[s] for s in ("tacotron2", "transformer", "fastspeech", "jdit") if s not in args.systems]
+    not_run = [LABELS[s] for s in PAPER_ROWS if s not in systems]
     if not_run:
         L += [f"**Not run: {', '.join(not_run)}** (rows marked \"not run\").", ""]
     vocoders = sorted({m["vocoder"] for name, sets in rows.items() if not name.startswith("gt_mel")
                        for m in sets.values()})
-    pwg = vocoder_summary(Path(args.exp) / "vocoder_pwg")
+    pwg = vocoder_summary(Path(exp) / "vocoder_pwg")
     pwg = (f"Parallel WaveGAN trained by this recipe (stage 4, `exp/vocoder_pwg`): {pwg}; the paper's vocoder "
            "trained 400k steps with the 30-layer generator (conf/tuning/train_pwg.yaml)") if pwg else ""
     if vocoders == ["griffin_lim"]:
@@ -277,23 +292,23 @@ def _intro_lines(args, rows, env=None) -> list:
                                       "(`--vocoder pwg` vocodes the systems with it)." if pwg else ""), ""]
     elif vocoders:
         L += [f"Vocoder of the systems: {', '.join(vocoders)}" + (f" = {pwg}." if pwg else "."), ""]
-    training = {name: training_summary(Path(args.exp) / f"tts_{name}") for name in args.systems}
+    training = {name: training_summary(Path(exp) / f"tts_{name}") for name in systems}
     if any(training.values()):
         steps = [int(m.group(1)) for t in training.values() for m in [re.search(r"\((\d+) steps", t)] if m]
         short = bool(steps) and max(steps) < 10000
-        L += ["Training (this run): " + "; ".join(f"{NAMES[n]} {t}" for n, t in training.items() if t) + ". "
+        L += ["Training (this run): " + "; ".join(f"{LABELS[n]} {t}" for n, t in training.items() if t) + ". "
               "The paper trained JDI-T for 300k steps on 12 h of KSS"
               + ("; at these step counts the attention-based models here are far from converged (see the "
                  "duration and attention-failure tables), so this run tests the pipeline and the measurements, "
                  "not the paper's quality ranking." if short else "."), ""]
-    aligner = aligner_summary(Path(args.exp) / "tts_jdit") if "jdit" in args.systems else ""
+    aligner = aligner_summary(Path(exp) / "tts_jdit") if "jdit" in systems else ""
     if aligner:
         L += [aligner, ""]
     return L
 
 
-def _table1_lines(args, rows, main_set) -> list:
-    """The paper's Table 1 (MOS) beside our objective scores on the main test set."""
+def _table1_lines(systems: Sequence[str], gt_mel_rows: Sequence[str], rows, main_set) -> list:
+    """The paper's Table 1 (MOS) beside our objective scores on the main test set (SYSTEMS: those run)."""
     L = ["## Table 1: paper MOS beside our objective scores", ""]
     if main_set:
         s = rows["gt_mel"][main_set]["mcd_settings"] if "gt_mel" in rows else None
@@ -305,9 +320,9 @@ def _table1_lines(args, rows, main_set) -> list:
                  "shift (both sides resampled: the mel stops at 7.6 kHz)" if s else "") + ". Lower is better.", ""]
     L += ["| model | paper MOS Internal | paper MOS KSS | MCD (dB) | log-F0 RMSE | V/UV err (%) | length ratio | "
           "aligned? |", "|---|---|---|---|---|---|---|---|"]
-    gt_rows = [n for n in args.gt_mel_rows if n in rows] or ["gt_mel"]
-    aligned = {name: alignment_note(name, rows, main_set) for name in ("tacotron2", "transformer", "fastspeech", "jdit")}
-    for name in (*gt_rows, "tacotron2", "transformer", "fastspeech", "jdit"):
+    gt_rows = [n for n in gt_mel_rows if n in rows] or ["gt_mel"]
+    aligned = {name: alignment_note(name, rows, main_set) for name in PAPER_ROWS}
+    for name in (*gt_rows, *PAPER_ROWS):
         m = rows.get(name, {}).get(main_set) if main_set else None
         # the paper's GT mel row is Parallel WaveGAN on the reference mels
         pi, pk = PAPER_MOS["gt_mel"] if name.startswith("gt_mel") else PAPER_MOS[name]
@@ -315,7 +330,7 @@ def _table1_lines(args, rows, main_set) -> list:
             pi, pk = "—", "—"
         label = row_name(name, rows.get(name, {}))
         if m is None or "mcd" not in m:
-            why = "not run" if not name.startswith("gt_mel") and name not in args.systems else "not scored"
+            why = "not run" if not name.startswith("gt_mel") and name not in systems else "not scored"
             L.append(f"| {label} | {pi} | {pk} | {why} | | | | |")
         else:
             L.append(f"| {label} | {pi} | {pk} | {fmt(m['mcd'])} | {fmt(m['lf0_rmse'], 3)} | "
@@ -332,13 +347,13 @@ NOT_ALIGNED = 0.5  # attention failure share above which a model is said not to 
 
 
 def alignment_note(name: str, rows: dict, x: Optional[str]) -> str:
-    """Table 1's 'aligned?' cell: from the attention failures of an autoregressive model on set X; FastSpeech
-    inherits its teacher's (the Transformer's) alignment; JDI-T synthesises without attention."""
+    """Table 1's 'aligned?' cell: from the attention failures of an autoregressive model on set X; a student
+    (FastSpeech) inherits its teacher's (the Transformer's) alignment; JDI-T synthesises without attention."""
     if name == "jdit":
         return "no attention at synthesis"
-    if name == "fastspeech":
-        teacher = alignment_note("transformer", rows, x)
-        return f"durations from the Transformer ({teacher})" if teacher else ""
+    if name in TEACHER:
+        teacher = alignment_note(TEACHER[name], rows, x)
+        return f"durations from the {LABELS[TEACHER[name]]} ({teacher})" if teacher else ""
     a = rows.get(name, {}).get(x, {}).get("attention") if x else None
     if not a:
         return ""
@@ -346,23 +361,23 @@ def alignment_note(name: str, rows: dict, x: Optional[str]) -> str:
     return f"{'NO' if rate > NOT_ALIGNED else 'yes'}: attention failed on {fmt(rate, pct=True)} % of utterances"
 
 
-def scored_token_type(args) -> str:
-    """'espeak' or 'jamo': the tokens the scored models read (their config's token list; else the data's list)."""
+def scored_token_type(exp, data, systems: Sequence[str]) -> str:
+    """'espeak' or 'jamo': the tokens the scored SYSTEMS read (their EXP config's token list; else DATA's list)."""
     import yaml
 
-    for s in args.systems:
-        conf = Path(args.exp) / f"tts_{s}" / "config.yaml"
+    for s in systems:
+        conf = Path(exp) / f"tts_{s}" / "config.yaml"
         if conf.is_file():
             tokens = yaml.safe_load(conf.read_text(encoding="utf-8")).get("token_list")
             if isinstance(tokens, list):
                 return token_type_of(tokens)
-    data_list = Path(args.data) / "token_list" / "phn" / "tokens.txt"
+    data_list = Path(data) / "token_list" / "phn" / "tokens.txt"
     return token_type_of(data_list.read_text(encoding="utf-8").split()) if data_list.is_file() else "espeak"
 
 
-def reference_mapping(args) -> str:
-    """How the true phone times became per-token durations, for the run's token type (its token list)."""
-    kind = scored_token_type(args)
+def reference_mapping(exp, data, systems: Sequence[str]) -> str:
+    """How the true phone times became per-token durations, for the run's token type (scored_token_type)."""
+    kind = scored_token_type(exp, data, systems)
     if kind == "espeak":
         return ("one to one: the text tokens are espeak-ng's own Korean phonemes, one per phone event "
                 "(run.sh --token-type espeak, local_models/jdit/phonemes.py)")
@@ -372,13 +387,14 @@ def reference_mapping(args) -> str:
             "boundary")
 
 
-def _duration_lines(args, durs) -> list:
-    """Duration accuracy against the true durations, the acceptance line and the aligner's systematic errors."""
+def _duration_lines(exp, data, systems: Sequence[str], durs) -> list:
+    """Duration accuracy against the true durations, the acceptance line and the aligner's systematic errors
+    (EXP, DATA, SYSTEMS: for the token type, reference_mapping; DATA: the closure reference's changes)."""
     L = []
     if durs:
         L += ["## Duration accuracy against the true phone durations (the paper could not measure this)", "",
               "Frames (hop 256 at 22.05 kHz = 11.6 ms) per phoneme token vs the espeak-ng synthesis engine's own "
-              f"phone times, {reference_mapping(args)} (local_models/jdit/durations.py). MAE over all tokens; "
+              f"phone times, {reference_mapping(exp, data, systems)} (local_models/jdit/durations.py). MAE over all tokens; "
               "\"uniform\" spreads each utterance's true frame count evenly over its tokens (what knowing only "
               "the length gives). Boundary error: |cumulative hyp - cumulative true| at each internal token "
               "boundary, in frames; within ±1 frame is about the usual 20 ms tolerance. The acceptance: JDI-T's "
@@ -390,7 +406,7 @@ def _duration_lines(args, durs) -> list:
               "(TIMIT's closure + release, forced aligners) gives it to the stop. This reference moves every such "
               "quiet run before a phone's event (15 dB below the preceding phone's level, 10 ms or longer) to that "
               "phone (`jdit_text closures`, local_models/common/synth.py `closures_to_following`). Both are shown: "
-              "neither is a human annotation.", "", *closure_lines(Path(args.data), sorted({x for x, _ in durs})),
+              "neither is a human annotation.", "", *closure_lines(Path(data), sorted({x for x, _ in durs})),
               "| set | reference | durations | MAE (frames) | within ±1 frame (%) | zero-length tokens (%) | boundary "
               "error (frames) | boundaries within ±1 frame (%) | tokens |",
               "|---|---|---|---|---|---|---|---|---|"]
@@ -441,7 +457,7 @@ def _attention_lines(rows) -> list:
     if att_rows:
         L += ["| model | set | utts | skip | repeat | incomplete | failure rate (%) |", "|---|---|---|---|---|---|---|"]
         for name, x, a in att_rows:
-            L.append(f"| {NAMES[name]} | {x} | {a['utterances']} | {a['skip']} | {a['repeat']} | {a['incomplete']} | "
+            L.append(f"| {LABELS[name]} | {x} | {a['utterances']} | {a['skip']} | {a['repeat']} | {a['incomplete']} | "
                      f"{fmt(a['failure_rate'], pct=True)} |")
     else:
         L += ["Not measured: no autoregressive system was run (or it saved no attention)."]
@@ -449,8 +465,9 @@ def _attention_lines(rows) -> list:
     return L
 
 
-def _speed_lines(args, rows) -> list:
-    """Real-time factors and audio checks, the equal-length speed benchmark, plots and where the outputs are."""
+def _speed_lines(exp, rows) -> list:
+    """Real-time factors and audio checks, the equal-length speed benchmark (EXP/benchmarks), plots and where the
+    outputs are."""
     L = ["## Synthesis speed and audio checks", "",
          "RTF = compute seconds / seconds of audio generated, on this CPU, acoustic model and vocoder apart "
          "(torch threads as listed). silent: peak < 0.01; over full scale: peak > 1 before normalising.", "",
@@ -461,7 +478,7 @@ def _speed_lines(args, rows) -> list:
             L.append(f"| {row_name(name, sets)} | {x} | {m['utterances']} | {m['audio_seconds']:.1f} | "
                      f"{m['rtf']:.4f} | {m['vocoder_rtf']:.4f} | {m['threads']} | {m['silent']} | "
                      f"{m['over_full_scale']} | {m['hit_maxlen']} |")
-    bench = Path(args.exp) / "benchmarks" / "kss_speed.json"
+    bench = Path(exp) / "benchmarks" / "kss_speed.json"
     if bench.is_file():
         b = json.loads(bench.read_text())
         base = next((k[len("speedup_over_"):] for m in b["models"].values() for k in m if k.startswith("speedup_over_")),
@@ -474,9 +491,9 @@ def _speed_lines(args, rows) -> list:
               "Transformer.", "",
               f"| model | seconds | speech (s) | RTF | speed-up over {base} |", "|---|---|---|---|---|"]
         for name, m in b["models"].items():
-            L.append(f"| {NAMES.get(name, name)} | {m['seconds']:.3f} | {m['speech_seconds']:.1f} | {m['rtf']:.4f} | "
+            L.append(f"| {LABELS.get(name, name)} | {m['seconds']:.3f} | {m['speech_seconds']:.1f} | {m['rtf']:.4f} | "
                      f"{m.get(f'speedup_over_{base}', float('nan')):.1f}x |")
-    plots = sorted(Path(args.exp).glob("tts_jdit/align_*/images/*.png"))
+    plots = sorted(Path(exp).glob("tts_jdit/align_*/images/*.png"))
     if plots:
         L += ["", "Attention plots (JDI-T aligner, dashed: true path): "
               + ", ".join(f"`{p.as_posix()}`" for p in plots[:6]) + "."]
@@ -509,13 +526,14 @@ def departure_lines(exp: Path) -> list:
     return lines
 
 
-def headline(args, rows, durs) -> list:
-    """The measured claims README's row gives (results.json 'headline'): MCD of every system on the main test set,
-    the aligner's duration MAE against each reference, attention failures and the equal-length speed-up."""
+def headline(exp, sets: Sequence[str], rows, durs) -> list:
+    """The measured claims README's row gives (results.json 'headline'): MCD of every system on the main test set
+    (the first of SETS with one), the aligner's duration MAE against each reference, attention failures and the
+    equal-length speed-up (EXP/benchmarks)."""
     out = []
-    main_set = next((x for x in args.sets if any(x in r and "mcd" in r[x] for r in rows.values())), None)
+    main_set = next((x for x in sets if any(x in r and "mcd" in r[x] for r in rows.values())), None)
     if main_set:
-        mcd = [(NAMES[n], rows[n][main_set]["mcd"]) for n in ("jdit", "fastspeech", "transformer", "tacotron2")
+        mcd = [(LABELS[n], rows[n][main_set]["mcd"]) for n in reversed(PAPER_ROWS)
                if main_set in rows.get(n, {}) and "mcd" in rows[n][main_set]]
         out.append(f"`{main_set}` MCD: " + ", ".join(f"{name} {fmt(v)} dB" for name, v in mcd))
     for (x, refname), table in durs.items():
@@ -524,52 +542,51 @@ def headline(args, rows, durs) -> list:
             out.append(f"JDI-T aligner duration MAE on `{x}` against the {REFERENCE_NAMES[refname]}: {fmt(m)} frames "
                        f"({'met' if m < 2.0 else 'NOT met'}: < 2)" + (f", uniform {fmt(table['uniform']['mae_frames'])}"
                                                                       if "uniform" in table else ""))
-    fails = [f"{NAMES[n]} {x} {fmt(m['attention']['failure_rate'], pct=True)} %" for n, sets in rows.items()
+    fails = [f"{LABELS[n]} {x} {fmt(m['attention']['failure_rate'], pct=True)} %" for n, sets in rows.items()
              for x, m in sets.items() if "attention" in m]
     if fails:
         out.append("attention failures: " + ", ".join(fails))
-    bench = Path(args.exp) / "benchmarks" / "kss_speed.json"
+    bench = Path(exp) / "benchmarks" / "kss_speed.json"
     if bench.is_file():
         jdit = json.loads(bench.read_text())["models"].get("jdit", {})
-        out += [f"JDI-T {v:.0f}x faster than {NAMES.get(k[len('speedup_over_'):], k)} at equal length"
+        out += [f"JDI-T {v:.0f}x faster than {LABELS.get(k[len('speedup_over_'):], k)} at equal length"
                 for k, v in jdit.items() if k.startswith("speedup_over_")]
     return out
 
 
-def write_markdown(args, rows, durs, env=None, claims=None):
-    """RESULTS.md: the sections below, then the GPU check's rows; ENV: results.json's environment, CLAIMS: its
+def write_markdown(opts: ScoreOptions, rows, durs, env=None, claims=None):
+    """OPTS.results_md: the sections below, then the GPU check's rows; ENV: results.json's environment, CLAIMS: its
     headline."""
-    main_set = next((x for x in args.sets if any(x in r and "mcd" in r[x] for r in rows.values())), None)
-    L = (_intro_lines(args, rows, env) + headline_lines(claims) + _table1_lines(args, rows, main_set) + _duration_lines(args, durs)
-         + _attention_lines(rows) + _speed_lines(args, rows) + departure_lines(Path(args.exp)))
+    main_set = next((x for x in opts.sets if any(x in r and "mcd" in r[x] for r in rows.values())), None)
+    L = (_intro_lines(opts.corpus, opts.systems, opts.exp, rows, env) + headline_lines(claims)
+         + _table1_lines(opts.systems, opts.gt_mel_rows, rows, main_set)
+         + _duration_lines(opts.exp, opts.data, opts.systems, durs)
+         + _attention_lines(rows) + _speed_lines(opts.exp, rows) + departure_lines(Path(opts.exp)))
     L += gpu_report.section("kss/tts1") + [""]
-    with atomic_open(args.results_md) as f:
+    with atomic_open(opts.results_md) as f:
         f.write("\n".join(L))
 
 
 OWN_SETS = ("test", "ood")  # run.sh's default --test_sets: the first one scored is Table 1's set
 
 
-def with_earlier_runs(args):
-    """ARGS with the recipe's own test sets an earlier run decoded put first and the systems it trained added, so
+def with_earlier_runs(opts: ScoreOptions) -> ScoreOptions:
+    """OPTS with the recipe's own test sets an earlier run decoded put first and the systems it trained added, so
     a user's `--test_sets my_set --systems jdit` adds its rows beside the main tables instead of replacing them."""
-    import argparse
-
-    exp = Path(args.exp)
-    sets = [x for x in OWN_SETS if x not in args.sets and any(exp.glob(f"*/decode_{x}/synth.json"))] + list(args.sets)
-    systems = list(args.systems) + [s for s in NAMES if s != "gt_mel" and s not in args.systems
+    exp = Path(opts.exp)
+    sets = [x for x in OWN_SETS if x not in opts.sets and any(exp.glob(f"*/decode_{x}/synth.json"))] + list(opts.sets)
+    systems = list(opts.systems) + [s for s in PAPER_ROWS if s not in opts.systems
                                     and (exp / f"tts_{s}" / "config.yaml").is_file()]
-    return argparse.Namespace(**{**vars(args), "sets": sets, "systems": systems})
+    return dataclasses.replace(opts, sets=tuple(sets), systems=tuple(systems))
 
 
-def score(args) -> None:
-    """Collect everything and write exp/results.json and RESULTS.md; `args` has jdit_score's options (systems,
-    sets, corpus, gt_mel_rows, exp, data, results_md), to which the sets and systems of earlier runs are added
-    (with_earlier_runs). ValueError when there is nothing to score."""
-    args = with_earlier_runs(args)
-    rows, durs = collect(args)
+def score(opts: ScoreOptions) -> None:
+    """Collect everything and write exp/results.json and RESULTS.md for OPTS, to which the sets and systems of
+    earlier runs are added (with_earlier_runs). ValueError when there is nothing to score."""
+    opts = with_earlier_runs(opts)
+    rows, durs = collect(opts.exp, opts.data, opts.systems, opts.sets, opts.gt_mel_rows)
     if not rows:
-        raise ValueError(f"nothing to score: no {args.exp}/*/decode_<set>/synth.json for sets {args.sets} "
+        raise ValueError(f"nothing to score: no {opts.exp}/*/decode_<set>/synth.json for sets {list(opts.sets)} "
                          "(run stage 5)")
-    results = write_results_json(args, rows, durs)
-    write_markdown(args, rows, durs, results.get("environment"), results.get("headline"))
+    results = write_results_json(opts.exp, opts.corpus, opts.sets, rows, durs)
+    write_markdown(opts, rows, durs, results.get("environment"), results.get("headline"))

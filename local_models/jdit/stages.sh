@@ -36,6 +36,12 @@
 # shellcheck disable=SC2034,SC2154  # options read by utils/stage_lib.sh; launchers set by cmd.sh / setup_devices
 option_files+=("${BASH_SOURCE[0]}")
 
+# jdit_systems QUERY [ARGS]: the names of local_models/jdit/systems.py (python -m local_models.jdit.systems --help):
+# the systems, their training order, the vocoders; exit 1 with a message on an unknown name
+jdit_systems() {
+    python -m local_models.jdit.systems "$@"
+}
+
 stage=1                 # first stage to run
 stop_stage=7            # last stage to run
 nj=2                    # jobs at a time: feature extraction, stage 4's trainings (CPU)
@@ -47,7 +53,7 @@ unknown_chars=error     # characters with no Korean reading in the text: error (
 token_type=espeak       # text tokens: espeak (espeak-ng's Korean phonemes, one per phone event of the mini corpus:
                         # true durations one to one) or jamo (the jamo front end: recorded speech, e.g. real KSS)
 token_list=data/token_list/phn/tokens.txt  # stage 3's ESPnet token list (from --train-set)
-systems="jdit tacotron2 transformer fastspeech"   # acoustic models to train / synthesise / score
+systems=$(jdit_systems names)  # acoustic models to train / synthesise / score: jdit tacotron2 transformer fastspeech
 train_config_suffix=_tiny  # conf/tuning/train_<system>${suffix}.yaml (and train_pwg${suffix}.yaml): "" paper size
 ngpu=$(default_ngpu)    # GPUs per training job (0: CPU; > 1: ESPnet2's DDP); default 1 when nvidia-smi lists a GPU
 gpu_inference=false     # synthesise on a GPU (through cuda_cmd)
@@ -118,47 +124,33 @@ make_text() {
 
 # config_of SYSTEM: its ESPnet2 training config
 config_of() {
-    case "$1" in
-        jdit|tacotron2|transformer|fastspeech) ;;
-        *) die "unknown system '$1' (jdit, tacotron2, transformer, fastspeech)" ;;
-    esac
+    # a known name only: `check` would also ask for a student's teacher, which is another system's business
+    jdit_systems label "$1" > /dev/null || die "--systems: unknown system '$1'"
     echo "conf/tuning/train_$1${train_config_suffix}.yaml"
 }
 
 # check_systems: check --systems / --vocoder / --train-pwg (dies on a bad value; sets nothing)
 check_systems() {
-    local s
-    for s in ${systems}; do config_of "${s}" > /dev/null; done
+    jdit_systems check "${systems}" || die "--systems '${systems}': see local_models/jdit/systems.py"
+    vocoder_of main > /dev/null   # pwg, griffin_lim or a checkpoint .pkl
     case "${vocoder}" in
-        griffin_lim|pwg) ;;
         *.pkl) require "${vocoder}" "a Parallel WaveGAN checkpoint (config.yml beside it)" ;;
-        *) die "--vocoder ${vocoder}: pwg, griffin_lim or a Parallel WaveGAN checkpoint .pkl" ;;
     esac
     case "${train_pwg}" in true|false) ;; *) die "--train-pwg ${train_pwg}: true or false" ;; esac
-    if [[ " ${systems} " == *" fastspeech "* && " ${systems} " != *" transformer "* ]]; then
-        die "--systems: fastspeech needs its teacher, transformer"
-    fi
 }
 
 # vocoder_of main|alt: the vocoder of the systems (main: --vocoder) or the other one, also run on the reference
-# mels (alt): griffin_lim or a Parallel WaveGAN checkpoint
+# mels (alt): griffin_lim or a Parallel WaveGAN checkpoint (exp/vocoder_pwg/checkpoint.pkl for pwg)
 vocoder_of() {
-    local pwg_model=exp/vocoder_pwg/checkpoint.pkl
-    case "$1:${vocoder}" in
-        main:griffin_lim|alt:pwg|alt:*.pkl) echo griffin_lim ;;
-        main:pwg|alt:griffin_lim) echo "${pwg_model}" ;;
-        main:*.pkl) echo "${vocoder}" ;;
-        *) die "vocoder_of $1: --vocoder ${vocoder}" ;;
-    esac
+    jdit_systems vocoder_of "$1" "${vocoder}" || die "vocoder_of $1: --vocoder ${vocoder}"
 }
 
 # alt_name: the other vocoder's name (its reference-mel rows: exp/gt_mel_<name>)
-alt_name() { if [ "${vocoder}" = griffin_lim ]; then echo pwg; else echo griffin_lim; fi; }
+alt_name() { jdit_systems alt_name "${vocoder}"; }
 
-# ordered_systems: --systems in training order (the teacher before FastSpeech), one a line
+# ordered_systems: --systems in training order (the teacher before FastSpeech), on one line
 ordered_systems() {
-    local s
-    for s in jdit tacotron2 transformer fastspeech; do [[ " ${systems} " != *" ${s} "* ]] || echo "${s}"; done
+    jdit_systems ordered "${systems}" || die "--systems '${systems}': see local_models/jdit/systems.py"
 }
 
 # teacher_durations SET: the Transformer's teacher-forced durations on data/SET (ESPnet2 tts_inference; one per
@@ -210,7 +202,7 @@ train_system() {
 # the Transformer's job, after it, and that chain starts first as the longest.
 train_all() {
     local s all
-    all=" $(ordered_systems | tr '\n' ' ')"  # one line, space-separated
+    all=" $(ordered_systems) "
     if [[ "${all}" == *" fastspeech "* ]]; then
         train_pool train_chain transformer fastspeech
     elif [[ "${all}" == *" transformer "* ]]; then

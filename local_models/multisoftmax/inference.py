@@ -3,7 +3,7 @@
 A data set (`local_models.bin.multisoftmax_decode`, recipe stage 6): reads feats.scp and utt2lid (optional in the LID-free
 mode: then no oracle and no LID accuracy), runs decode.py's streaming search in the known-language or LID-free mode
 (with the early switch-off settings of paper Section 6.3, Table 7) and writes the hypothesis tables and
-decode_stats.json of each setting. `run(args)` takes multisoftmax_decode's parsed options.
+decode_stats.json of each setting. `run(opts)` takes multisoftmax_decode's options (DecodeOptions).
 
 A user's raw audio (`speech-to-text`): `Speech2Text.from_pretrained(archive or exp dir, device="cpu")`, then
 `s2t(audio, sample_rate=None, language=None, nbest=1) -> [Hypothesis(text, language, score, units)]` best first
@@ -31,10 +31,32 @@ from local_models.common.device import device_of
 from .decode import (INF, LidFreeDecoder, StreamingBeamSearch, SwitchOff, encode_chunks, iter_encode, lang_by_script,
                      t_avg)
 from .frontend import audio_features, feature_dims, read_feat_conf
-from .pack import DEFAULT_DECODING, PAPER, exp_files, parse_decoding, read_decode_conf, system_language
+from .pack import DEFAULT_DECODING, PAPER, exp_files, parse_decoding, read_decode_conf
+from .systems import system_language
 from .units import units_to_text
 
 NO_LANG = "<none>"  # hyp_lang of a vanilla hypothesis whose script is empty or ambiguous
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """multisoftmax_decode's options (built by local_models.bin.multisoftmax_decode from its parsed args)."""
+    model_dir: str                 # exp/<system>: config.yaml and the trained model
+    model_file: str                # checkpoint in model_dir
+    ngpu: int                      # 0: CPU
+    feats: str                     # feats.scp of (T, 80) log-mels
+    utt2lid: Optional[str]         # <utt> <language>; None: LID-free decoding of a set of unknown languages
+    mode: str                      # known | lidfree
+    only_lang: str                 # "" or decode only this language's utterances
+    beam: int
+    max_sym_per_frame: int
+    chunk: int                     # streaming chunk in 30 ms encoder frames
+    tau: float                     # the switch-off setting written into out_dir
+    s_th: float
+    switch_off_grid: str           # "tau:s_th ..." settings decoded into switch_off_dir as well ("" none)
+    switch_off_dir: Optional[str]  # None: out_dir/switchoff
+    out_dir: str
+
 
 def parse_grid(text: str) -> List[Tuple[float, float]]:
     settings = []
@@ -119,60 +141,63 @@ def unit_strings(net, head: str, nbest) -> List[str]:
     return [net.token_lists[head][i] for i in nbest[0][0]]
 
 
-def check_inputs(net, keys: List[str], utt2lid: Optional[Dict[str, str]], args) -> None:
-    if args.mode == "lidfree" and not (net.system == "vanilla" or net.has_lid):
-        raise ValueError(f"{args.model_dir}: --mode lidfree needs a multisoftmax model with an LID head or a "
+def check_inputs(net, keys: List[str], utt2lid: Optional[Dict[str, str]], mode: str, model_dir,
+                 utt2lid_file: Optional[str], feats_file: str) -> None:
+    """KEYS (of FEATS_FILE) decodable by NET in MODE with their languages UTT2LID (read from UTT2LID_FILE)."""
+    if mode == "lidfree" and not (net.system == "vanilla" or net.has_lid):
+        raise ValueError(f"{model_dir}: --mode lidfree needs a multisoftmax model with an LID head or a "
                          f"vanilla model, not {net.system}{' without LID' if net.system == 'multisoftmax' else ''}")
     if utt2lid is None:  # LID-free decoding of a set whose languages nobody told us
         return
     missing = [k for k in keys if k not in utt2lid]
     if missing:
-        raise DataDirError(args.utt2lid, None, f"no language for {len(missing)} utterance(s) of {args.feats}: "
+        raise DataDirError(utt2lid_file, None, f"no language for {len(missing)} utterance(s) of {feats_file}: "
                                                f"{' '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
     for k in keys:
         if utt2lid[k] not in net.langs:
-            raise DataDirError(args.utt2lid, None, f"utterance {k}: language {utt2lid[k]!r} is not one of the "
+            raise DataDirError(utt2lid_file, None, f"utterance {k}: language {utt2lid[k]!r} is not one of the "
                                                    f"model's ({' '.join(net.langs)})")
-        if args.mode == "known" and not (utt2lid[k] in net.heads_names or "union" in net.heads_names):
-            raise DataDirError(args.utt2lid, None, f"utterance {k} is in {utt2lid[k]}; this {net.system} model "
+        if mode == "known" and not (utt2lid[k] in net.heads_names or "union" in net.heads_names):
+            raise DataDirError(utt2lid_file, None, f"utterance {k} is in {utt2lid[k]}; this {net.system} model "
                                                    f"decodes {' '.join(net.heads_names)} only")
 
 
 
-def read_inputs(args, net):
+def read_inputs(net, feats_file: str, utt2lid_file: Optional[str], mode: str, only_lang: str, model_dir):
     """(feats, sorted utterance keys to decode, utt2lid or None) of --feats / --utt2lid / --only_lang, checked.
     --utt2lid is needed to decode with the language known, to pick a language's utterances and to score LID;
     LID-free decoding runs without it."""
-    if not Path(args.feats).is_file():
-        raise DataDirError(args.feats, None, "file does not exist")
-    if not args.utt2lid and (args.mode == "known" or args.only_lang):
-        raise ValueError(f"--mode {args.mode}{' --only_lang' if args.only_lang else ''} needs --utt2lid (the "
+    if not Path(feats_file).is_file():
+        raise DataDirError(feats_file, None, "file does not exist")
+    if not utt2lid_file and (mode == "known" or only_lang):
+        raise ValueError(f"--mode {mode}{' --only_lang' if only_lang else ''} needs --utt2lid (the "
                          "language of every utterance); only --mode lidfree decodes without it")
-    feats = kaldiio.load_scp(args.feats)
+    feats = kaldiio.load_scp(feats_file)
     keys = sorted(feats, key=c_sort_key)
     if not keys:
-        raise DataDirError(args.feats, None, "no utterances")
-    utt2lid = read_table(args.utt2lid) if args.utt2lid else None
-    if args.only_lang:
-        keys = [k for k in keys if utt2lid.get(k, args.only_lang) == args.only_lang]
+        raise DataDirError(feats_file, None, "no utterances")
+    utt2lid = read_table(utt2lid_file) if utt2lid_file else None
+    if only_lang:
+        keys = [k for k in keys if utt2lid.get(k, only_lang) == only_lang]
         if not keys:
-            raise DataDirError(args.utt2lid, None, f"no utterance of language {args.only_lang!r}")
-    check_inputs(net, keys, utt2lid, args)
+            raise DataDirError(utt2lid_file, None, f"no utterance of language {only_lang!r}")
+    check_inputs(net, keys, utt2lid, mode, model_dir, utt2lid_file, feats_file)
     return feats, keys, utt2lid
 
 
-def switch_off_settings(args, lidfree_lid: bool):
+def switch_off_settings(tau: float, s_th: float, switch_off_grid: str, lidfree_lid: bool):
     """(settings, grid): the --tau/--s_th setting first (OUT_DIR), then the grid's others (each decoded once)."""
-    if (args.switch_off_grid or np.isfinite([args.tau, args.s_th]).any()) and not lidfree_lid:
+    if (switch_off_grid or np.isfinite([tau, s_th]).any()) and not lidfree_lid:
         raise ValueError("--switch_off_grid, --tau and --s_th apply to --mode lidfree with a multisoftmax LID model")
-    grid = parse_grid(args.switch_off_grid) if args.switch_off_grid else []
-    settings = list(dict.fromkeys([(args.tau, args.s_th)] + grid))
+    grid = parse_grid(switch_off_grid) if switch_off_grid else []
+    settings = list(dict.fromkeys([(tau, s_th)] + grid))
     return settings, grid
 
 
-def decode_lidfree_lid(net, args, utt, lang, chunks, frames, tau, s_th, col: Collector) -> None:
+def decode_lidfree_lid(net, beam: int, max_sym_per_frame: int, utt, lang, chunks, frames, tau, s_th,
+                       col: Collector) -> None:
     """Every language's decoder over the shared encoder output, the LID head choosing (+ the oracle)."""
-    dec = LidFreeDecoder(net, args.beam, args.max_sym_per_frame, tau, s_th)
+    dec = LidFreeDecoder(net, beam, max_sym_per_frame, tau, s_th)
     for h, lp in chunks:
         dec.step(h, lp)
     res = dec.result()
@@ -183,16 +208,17 @@ def decode_lidfree_lid(net, args, utt, lang, chunks, frames, tau, s_th, col: Col
     col.put("lid_post", utt, " ".join(f"{p:.4f}" for p in res.avg_post))
 
 
-def decode_one_head(net, args, utt, lang, chunks, frames, by_script, col: Collector) -> None:
+def decode_one_head(net, mode: str, beam: int, max_sym_per_frame: int, utt, lang, chunks, frames, by_script,
+                    col: Collector) -> None:
     """One head's search: the true language's (known), or vanilla's union head (lidfree: language by script)."""
-    head = net.heads_names[0] if args.mode == "lidfree" else net.head_of(lang)
-    search = StreamingBeamSearch(net, head, args.beam, args.max_sym_per_frame)
+    head = net.heads_names[0] if mode == "lidfree" else net.head_of(lang)
+    search = StreamingBeamSearch(net, head, beam, max_sym_per_frame)
     for h, _ in chunks:
         search.step(h)
     units = unit_strings(net, head, search.final())
     chosen = lang_by_script(units, by_script) if by_script else lang
-    key = head if args.mode == "lidfree" else lang
-    col.add(utt, units, lang, chosen, frames, [frames] if args.mode == "lidfree" else None,
+    key = head if mode == "lidfree" else lang
+    col.add(utt, units, lang, chosen, frames, [frames] if mode == "lidfree" else None,
             {key: search.cpu_s})
 
 
@@ -212,56 +238,57 @@ def write_settings(settings, grid, collectors, out: Path, grid_dir: Path, common
     return summary
 
 
-def decode_set(args) -> Tuple[List[dict], float]:
+def decode_set(opts: DecodeOptions) -> Tuple[List[dict], float]:
     """Decode every utterance in every setting and write the outputs; (summary rows, encoder CPU seconds)."""
-    device = device_of(args.ngpu)  # before anything loads: a missing GPU fails at once
+    device = device_of(opts.ngpu)  # before anything loads: a missing GPU fails at once
     from .task import load_trained
 
-    model_dir, out = Path(args.model_dir), Path(args.out_dir)
-    model = load_trained(model_dir, args.model_file, device)
+    model_dir, out, mode = Path(opts.model_dir), Path(opts.out_dir), opts.mode
+    beam, max_sym, chunk = opts.beam, opts.max_sym_per_frame, opts.chunk
+    model = load_trained(model_dir, opts.model_file, device)
     net = model.net
-    if args.beam < 1 or args.chunk < 1 or args.max_sym_per_frame < 0:
+    if beam < 1 or chunk < 1 or max_sym < 0:
         raise ValueError("need --beam >= 1, --chunk >= 1 and --max_sym_per_frame >= 0")
-    feats, keys, utt2lid = read_inputs(args, net)
-    lidfree_lid = args.mode == "lidfree" and net.has_lid
-    settings, grid = switch_off_settings(args, lidfree_lid)
-    grid_dir = Path(args.switch_off_dir) if args.switch_off_dir else out / "switchoff"
+    feats, keys, utt2lid = read_inputs(net, opts.feats, opts.utt2lid, mode, opts.only_lang, opts.model_dir)
+    lidfree_lid = mode == "lidfree" and net.has_lid
+    settings, grid = switch_off_settings(opts.tau, opts.s_th, opts.switch_off_grid, lidfree_lid)
+    grid_dir = Path(opts.switch_off_dir) if opts.switch_off_dir else out / "switchoff"
     for tau, s_th in settings:
         SwitchOff(1, tau, s_th)  # an invalid setting fails now, not after the first utterance
     by_script = lang_unit_lists(model_dir, net) if net.system == "vanilla" else None
-    langs = list(net.langs) if lidfree_lid else [net.heads_names[0]] if args.mode == "lidfree" else list(net.langs)
+    langs = list(net.langs) if lidfree_lid else [net.heads_names[0]] if mode == "lidfree" else list(net.langs)
     collectors = [Collector(langs) for _ in settings]
     enc_cpu = 0.0
-    for utt in tqdm(keys, desc=f"multisoftmax_decode {model_dir.name} {args.mode}", disable=None, mininterval=5):
+    for utt in tqdm(keys, desc=f"multisoftmax_decode {model_dir.name} {mode}", disable=None, mininterval=5):
         lang = utt2lid[utt] if utt2lid is not None else None
         x = torch.tensor(np.asarray(feats[utt]), dtype=torch.float32, device=device)
         if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] != model.feat_mean.numel():
-            raise DataDirError(args.feats, None, f"utterance {utt}: features of shape {tuple(x.shape)}, the "
+            raise DataDirError(opts.feats, None, f"utterance {utt}: features of shape {tuple(x.shape)}, the "
                                                  f"model reads (frames, {model.feat_mean.numel()})")
         t0 = time.process_time()
         with torch.no_grad():
-            chunks = encode_chunks(net, model.normalise(x), args.chunk,
+            chunks = encode_chunks(net, model.normalise(x), chunk,
                                    lid=net.langs.index(lang) if net.system == "onehot" else None,
                                    with_lid=lidfree_lid)
         enc_cpu += time.process_time() - t0
         frames = sum(len(h) for h, _ in chunks)
         for (tau, s_th), col in zip(settings, collectors):
             if lidfree_lid:
-                decode_lidfree_lid(net, args, utt, lang, chunks, frames, tau, s_th, col)
+                decode_lidfree_lid(net, beam, max_sym, utt, lang, chunks, frames, tau, s_th, col)
             else:
-                decode_one_head(net, args, utt, lang, chunks, frames, by_script, col)
-    common = dict(system=net.system, mode=args.mode, model_dir=str(model_dir), feats=args.feats, utt2lid=args.utt2lid,
-                  beam=args.beam, max_sym_per_frame=args.max_sym_per_frame, chunk=args.chunk,
+                decode_one_head(net, mode, beam, max_sym, utt, lang, chunks, frames, by_script, col)
+    common = dict(system=net.system, mode=mode, model_dir=str(model_dir), feats=opts.feats, utt2lid=opts.utt2lid,
+                  beam=beam, max_sym_per_frame=max_sym, chunk=chunk,
                   encoder_cpu_s=enc_cpu, threads=torch.get_num_threads(),
                   device=str(device))
     return write_settings(settings, grid, collectors, out, grid_dir, common), enc_cpu
 
 
-def run(args) -> int:
-    """multisoftmax_decode with parsed options (args.out_dir set): 0, or 1 after an error message on stderr."""
+def run(opts: DecodeOptions) -> int:
+    """multisoftmax_decode with its options: 0, or 1 after an error message on stderr."""
     torch.set_num_threads(1)  # CPU times comparable across runs and settings
     try:
-        summary, enc_cpu = decode_set(args)
+        summary, enc_cpu = decode_set(opts)
     except (DataDirError, ValueError, OSError, KeyError) as e:
         print(f"multisoftmax_decode: {e}", file=sys.stderr)
         return 1

@@ -34,9 +34,9 @@ import torch.nn.functional as F
 from espnet.nets.pytorch_backend.nets_utils import make_non_pad_mask, make_pad_mask
 from torch import nn
 
+from .systems import MODELS as SYSTEMS  # the architectures (model_conf system=)
 from .units import BLANK, stack_frames_batch, stacked_length
 
-SYSTEMS = ("mono", "vanilla", "onehot", "multisoftmax")
 UNION = "union"
 
 LSTMState = Tuple[torch.Tensor, torch.Tensor]

@@ -27,6 +27,7 @@ from local_models.common.pack import pack_model
 from local_models.common.training import epochs_run
 
 from .frontend import feature_summary, read_feat_conf
+from .systems import DESCRIPTIONS, base_system, system_language
 from .units import LANGS, read_units
 
 PAPER = "multisoftmax"
@@ -34,33 +35,6 @@ FEATS_CONF = Path("conf") / "fbank.conf"
 STATS = Path("dump") / "fbank" / "train_all" / "stats.npz"
 DECODE_CONF = "decode_conf.yaml"  # written by the recipe's pack stage: the search stage 6 ran + the switch-off
 DEFAULT_DECODING = {"beam": 4, "chunk": 10, "max_sym_per_frame": 3, "tau": math.inf, "s_th": math.inf}
-SYSTEMS = {
-    "mono": "monolingual RNN-T of one language (paper Table 2 baseline)",
-    "vanilla": "multilingual RNN-T, one softmax over the union of every language's units, no language input "
-               "(decodes without knowing the language; language read from the output's script)",
-    "onehot": "multilingual RNN-T, union softmax, the language as a one-hot encoder input",
-    "multisoftmax": "multi-softmax RNN-T: shared encoder and prediction network, one output head per language "
-                    "(paper Section 4)",
-    "multisoftmax_lsp": "multi-softmax RNN-T with a language-specific prediction network per language (Section 4.1)",
-    "multisoftmax_lid": "multi-softmax RNN-T with an LID head (Section 4.2): decodes without knowing the language, "
-                        "every language's decoder over one encoder pass, chosen by the LID posterior; streaming with "
-                        "early switch-off of decoders (Section 6.3)",
-}
-
-
-def system_language(system: str, langs: List[str]) -> Optional[str]:
-    """The one language of a monolingual (mono_<lang>) or finetuned (ft_<seed>_<lang>) system, else None."""
-    m = re.fullmatch(r"(?:mono|ft_.+)_([^_]+)", system)
-    return m.group(1) if m and m.group(1) in langs else None
-
-
-def base_system(system: str) -> str:
-    """mono_<lang> -> mono, ft_<seed>_<lang> -> <seed>, multisoftmax_lid -> multisoftmax_lid."""
-    if system.startswith("mono_"):
-        return "mono"
-    m = re.fullmatch(r"ft_(.+)_[^_]+", system)
-    return m.group(1) if m else system
-
 
 def parse_decoding(given: Optional[dict], where) -> dict:
     """{beam, chunk, max_sym_per_frame, tau, s_th} from a decode_conf.yaml or a card's 'decoding' (the recipe's
@@ -258,7 +232,7 @@ def build_card(recipe: Path, system: str, conf: dict, files: Dict[str, Path], de
     kind = "multisoftmax_lid" if mc.get("lid") else "multisoftmax_lsp" if mc.get("lsp") else mc.get("system", base)
     card = {
         "recipe": "egs/indic/asr1", "corpus": results.get("corpus", "unknown (not scored yet)"),
-        "description": SYSTEMS.get(kind, kind) + (f"; finetuned on {own} from the {base} system (paper Table 3)"
+        "description": DESCRIPTIONS.get(kind, kind) + (f"; finetuned on {own} from the {base} system (paper Table 3)"
                                                   if system.startswith("ft_") else ""),
         "languages": {lang: LANGS.get(lang, lang) for lang in langs},
         "language": own,  # mono / finetuned systems: the one language they decode

@@ -7,13 +7,14 @@ Reads, for every test set S (data/S/text_norm is the reference, data/S/utt2lid t
     EXP/multisoftmax_lid/decode_S/lidfree/{hyp,hyp_lang,hyp_oracle,decode_stats.json}
     EXP/multisoftmax_lid/decode_S/switchoff/<tau>_<s_th>/{hyp,hyp_lang,decode_stats.json}
 A test set that is not one of the recipe's own (<lang>_test) gets its own table (generalisation check).
-`run(args)` takes multisoftmax_score's parsed options.
+`run(opts)` takes multisoftmax_score's options (ScoreOptions).
 """
 import json
 import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import yaml
 
@@ -24,6 +25,7 @@ from local_models.common.results import environment_lines, headline_lines, updat
 
 from .scoring import (ESPNET_HEADER, Counts, espnet_row, pooled, read_text, score, wer_diff_interval, werr,
                       write_sclite)
+from .systems import LABELS, PAPER_SIZE_SYSTEMS, PAPER_SYSTEMS, SYSTEMS, TABLE2_ROWS, TABLE3_ROWS, UNSEEN_ROWS
 
 LANG_NAMES = {"en": "En-IN", "hi": "Hi-IN", "ta": "Ta-IN", "gu": "Gu-IN"}
 # paper 001 tables: row -> (En-IN, Hi-IN, Ta-IN, Gu-IN, Avg., WERR)
@@ -41,10 +43,6 @@ PAPER_T6 = {"mono": 67.98, "vanilla": 68.95, "onehot": 68.98, "multisoftmax": 68
 # paper Table 7 (Hi-IN subset): (tau ms, s_th) -> (WER, T_avg, LID acc)
 PAPER_T7 = [("inf", "inf", 21.84, 4, 92.4), ("1000", "0.2", 21.97, 3.96, 92.1), ("100", "0.2", 22.59, 2.92, 91.3),
             ("30", "0.2", 25.73, 1.52, 86), ("30", "0.5", 23.14, 1.72, 90), ("10", "0.2", 25.83, 1.04, 85.7)]
-LABELS = {"mono": "Monolingual", "vanilla": "Multilingual Vanilla", "onehot": "Multilingual Onehot",
-          "multisoftmax": "Multi-softmax", "multisoftmax_lsp": "Multi-softmax LSP",
-          "multisoftmax_lid": "Multi-softmax LID", "multisoftmax_lid_oracle": "Multi-softmax LID Oracle",
-          "ft_onehot": "Onehot finetuning", "ft_multisoftmax": "Multi-softmax finetuning"}
 METRICS = ("Word errors are Levenshtein substitutions + deletions + insertions against the normalised transcript "
            "(stage 3 `text_norm`), after mapping the B_-grapheme hypothesis back to words; WER = errors / reference "
            "words, word-weighted over utterances and, for Avg., over languages (paper: \"word weighted WER\"). "
@@ -136,9 +134,25 @@ def wer_table(rows: Dict[str, dict], order: List[str], paper: dict, langs: List[
     return lines
 
 
-def collect(args, scorer: Scorer, langs, own_sets, extra_sets):
-    systems = args.systems.split()
-    ft = [f"ft_{s}_{l}" for s in args.finetune.split() for l in langs]
+@dataclass(frozen=True)
+class ScoreOptions:
+    """multisoftmax_score's options (built by local_models.bin.multisoftmax_score from its parsed args)."""
+    langs: Tuple[str, ...]       # language codes
+    systems: Tuple[str, ...]     # trained systems (mono expanded: mono_<lang>)
+    finetune: Tuple[str, ...]    # finetuned seeds (ft_<seed>_<lang>)
+    test_sets: Tuple[str, ...]   # empty: <lang>_test of every language
+    corpus: str                  # mini | indic (goes into results.json)
+    data: Path                   # data dirs (text_norm, utt2lid)
+    exp: Path                    # exp dir of the trained systems
+    results: Path                # RESULTS.md to write
+    paper_config: Path           # the paper-size training config (Table 6 at the paper's size)
+    note: str                    # a line about the run for RESULTS.md
+
+
+def collect(scorer: Scorer, exp: Path, systems: Sequence[str], finetune: Sequence[str], langs, own_sets,
+            extra_sets):
+    """The table rows of every system of SYSTEMS and every finetuning of FINETUNE, scored by SCORER."""
+    ft = [f"ft_{s}_{l}" for s in finetune for l in langs]
     rows: Dict[str, dict] = {}
     raw: Dict[str, Dict[str, Counts]] = {}
 
@@ -147,21 +161,21 @@ def collect(args, scorer: Scorer, langs, own_sets, extra_sets):
         utts: Dict[str, tuple] = {}
         for sys_dir, sub, only in dirs_and_langs:
             for x in sets:
-                d = args_exp / sys_dir / f"decode_{x}" / sub
+                d = exp_dir / sys_dir / f"decode_{x}" / sub
                 merge(per, scorer.score_dir(d, x, hyp_name, only))
                 utts.update({f"{x}/{u}": v for u, v in scorer.utt_errors.get(str((d / hyp_name).relative_to(
-                    args_exp)), {}).items()})
+                    exp_dir)), {}).items()})
         if utts:
             scorer.row_utts[name + suffix] = utts
         return per
 
-    args_exp = Path(args.exp)
+    exp_dir = Path(exp)
     for sets, suffix in ((own_sets, ""),) + tuple(((x,), f"@{x}") for x in extra_sets):
         # Table 2 / 3: language known; monolingual and finetuned models each decode their own language
         groups = {"mono": [(f"mono_{l}", "known", l) for l in langs if f"mono_{l}" in systems]}
-        for s in args.finetune.split():
+        for s in finetune:
             groups[f"ft_{s}"] = [(f"ft_{s}_{l}", "known", l) for l in langs if f"ft_{s}_{l}" in ft]
-        for s in ("vanilla", "onehot", "multisoftmax", "multisoftmax_lsp", "multisoftmax_lid"):
+        for s in (s for s in SYSTEMS if s != "mono"):  # the multilingual systems
             if s in systems:
                 groups[s] = [(s, "known", None)]
         for name, dirs in groups.items():
@@ -177,11 +191,11 @@ def collect(args, scorer: Scorer, langs, own_sets, extra_sets):
     return rows
 
 
-def switchoff_rows(args, scorer: Scorer, langs, sets) -> List[dict]:
+def switchoff_rows(scorer: Scorer, exp: Path, langs, sets) -> List[dict]:
     """Table 7: one row per switch-off setting decoded, pooled over SETS (the own test sets, or the dev sets the
     setting is chosen on), with Hi-IN alone beside it. T_avg is the paper's, per utterance (eq. 2), then averaged
     over the utterances of every set."""
-    base = Path(args.exp) / "multisoftmax_lid"
+    base = Path(exp) / "multisoftmax_lid"
     settings = sorted({p.name for x in sets for p in (base / f"decode_{x}" / "switchoff").glob("*")
                        if (p / "hyp").is_file()}, key=lambda n: tuple(-float(v) for v in n.split("_")))
     out = []
@@ -244,13 +258,8 @@ def with_dev_choice(t7: List[dict], dev_rows: List[dict]) -> List[dict]:
     return out
 
 
-# stages.sh system_conf at its (run.sh's) defaults, for a paper-size count without a run; a run's own choices (the
-# architecture keys of SYSTEM_KEYS in exp/<system>/config.yaml) replace them. "Mono." of Table 6 (the paper does
-# not say which language): English
-PAPER_SIZE_SYSTEMS = {"mono": dict(system="mono", lang="en"), "vanilla": dict(system="vanilla"),
-                      "onehot": dict(system="onehot"), "multisoftmax": dict(system="multisoftmax"),
-                      "multisoftmax_lsp": dict(system="multisoftmax", lsp=True),
-                      "multisoftmax_lid": dict(system="multisoftmax", lid=True, lid_rnn_layers=1)}
+# systems.PAPER_SIZE_SYSTEMS (stages.sh system_conf at run.sh's defaults) give a paper-size count without a run; a
+# run's own choices (the architecture keys of SYSTEM_KEYS in exp/<system>/config.yaml) replace them
 SYSTEM_KEYS = ("system", "lang", "lsp", "lid", "lid_rnn_layers")  # what makes a system, not its size
 
 
@@ -320,13 +329,13 @@ def chosen_switch_off(exp: Path) -> str:
                      "multisoftmax_lid; run stages 6-7)")
 
 
-def params(args, langs) -> Dict[str, float]:
-    """#parameters (millions) from each system's trained model."""
+def params(exp: Path, systems: Sequence[str]) -> Dict[str, float]:
+    """#parameters (millions) from each system's trained model (EXP/<system> of SYSTEMS)."""
     from .task import load_trained  # torch and ESPnet only when a model is read
 
     out = {}
-    for s in args.systems.split():
-        d = Path(args.exp) / s
+    for s in systems:
+        d = Path(exp) / s
         if (d / "valid.loss.best.pth").is_file():
             net = load_trained(d).net
             key = "mono" if s.startswith("mono_") else s
@@ -334,15 +343,11 @@ def params(args, langs) -> Dict[str, float]:
     return {k: sum(v) / len(v) for k, v in out.items()}
 
 
-PAPER_SYSTEMS = ("mono", "vanilla", "onehot", "multisoftmax", "multisoftmax_lsp", "multisoftmax_lid", "ft_onehot",
-                 "ft_multisoftmax")
-
-
-def systems_line(args) -> str:
+def systems_line(systems: Sequence[str], finetune: Sequence[str]) -> str:
     """Which of the paper's systems this run trained (--systems, --finetune) and which it left out: a left-out
     system has no row below, and the reader should know it was not run rather than lost."""
-    run = {"mono" if s.startswith("mono_") else s for s in args.systems.split()}
-    run |= {f"ft_{s}" for s in args.finetune.split()}
+    run = {"mono" if s.startswith("mono_") else s for s in systems}
+    run |= {f"ft_{s}" for s in finetune}
     missing = [s for s in PAPER_SYSTEMS if s not in run]
     line = "Systems trained in this run: " + ", ".join(s for s in PAPER_SYSTEMS if s in run) + "."
     if missing:
@@ -430,24 +435,23 @@ def espnet_lines(dirs: Dict[str, Counts]) -> List[str]:
             ""]
 
 
-def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets, env=None, dirs=None,
+def write_md(path: Path, rows, t7, prm, langs, own_sets, extra_sets, *, corpus: str, note: str, exp: Path,
+             systems: Sequence[str], finetune: Sequence[str], paper_config: Path, env=None, dirs=None,
              row_utts=None, claims=None) -> None:
     """RESULTS.md; ENV and CLAIMS: results.json's environment and headline (computed once, in run)."""
     lines = ["# egs/indic/asr1: multi-softmax streaming multilingual RNN-T (paper 001, Joshi et al., Interspeech 2021)",
-             "", f"Corpus: **{args.corpus}**, test sets {', '.join(own_sets)}. {args.note}".rstrip(), "",
+             "", f"Corpus: **{corpus}**, test sets {', '.join(own_sets)}. {note}".rstrip(), "",
              *environment_lines(env or {}), *headline_lines(claims),
-             systems_line(args), "",
-             batches_line(args.exp, args.systems.split() + [f"ft_{f}_{l}" for f in args.finetune.split()
-                                                             for l in langs]), "",
+             systems_line(systems, finetune), "",
+             batches_line(exp, list(systems) + [f"ft_{f}_{l}" for f in finetune for l in langs]), "",
              "Every number below was measured by this recipe's stages 4-7 in the run that wrote this file. The "
              "paper trains 6 x 1024 LSTM models on 23 000 hours; the mini corpus has minutes of espeak-ng speech "
              "per language, so the absolute numbers are not comparable: the comparisons between rows are.", "",
              "## Metrics", "", METRICS, ""]
     lines += ["## Table 2: language known (WER [%], WERR vs monolingual)", ""]
-    lines += wer_table(rows, ["mono", "vanilla", "onehot", "multisoftmax", "multisoftmax_lsp", "multisoftmax_lid"],
-                       PAPER_T2, langs, "mono") + [""]
+    lines += wer_table(rows, list(TABLE2_ROWS), PAPER_T2, langs, "mono") + [""]
     lines += ["## Table 3: monolingual models seeded with multilingual ones (WER [%], WERR vs monolingual)", ""]
-    lines += wer_table(rows, ["mono", "ft_onehot", "ft_multisoftmax"], PAPER_T3, langs, "mono") + [""]
+    lines += wer_table(rows, list(TABLE3_ROWS), PAPER_T3, langs, "mono") + [""]
     t4 = {"vanilla": rows.get("vanilla"), "multisoftmax_lid": rows.get("multisoftmax_lid_lidfree"),
           "multisoftmax_lid_oracle": rows.get("multisoftmax_lid_oracle")}
     lines += ["## Table 4: language not known (WER [%], WERR vs vanilla)", "",
@@ -457,7 +461,7 @@ def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets, env=N
     lines += wer_table({k: v for k, v in t4.items() if v}, list(t4), PAPER_T4, langs, "vanilla") + [""]
     lines += diff_lines(row_utts or {})
     lines += espnet_lines(dirs or {})
-    lid_line = lid_loss_line(args.exp)
+    lid_line = lid_loss_line(exp)
     lines += ["## Table 5: LID accuracy [%]", ""] + ([lid_line, ""] if lid_line else []) + [
               "| Model | " + " | ".join(LANG_NAMES.get(l, l) for l in langs) + " | Avg. | paper |",
               "| --- " * (len(langs) + 3) + "|"]
@@ -469,7 +473,7 @@ def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets, env=N
     lines += ["", "## Table 6: number of parameters [M]", "", "| Model | ours | paper |", "| --- | --- | --- |"]
     for name, value in prm.items():
         lines.append(f"| {LABELS.get(name, name)} | {value:.3f} | {fmt(PAPER_T6.get(name))} |")
-    lines += paper_size_lines(Path(args.paper_config), Path(args.exp)) + [""]
+    lines += paper_size_lines(Path(paper_config), Path(exp)) + [""]
     if t7:
         chosen = next((m for m in t7 if m.get("chosen_on_dev")), None)
         lines += ["## Table 7: early switch-off of multi-softmax LID decoders", "",
@@ -499,9 +503,7 @@ def write_md(path: Path, args, rows, t7, prm, langs, own_sets, extra_sets, env=N
         sub = {k[: -len(x) - 1]: v for k, v in rows.items() if k.endswith(f"@{x}")}
         if sub:
             lines += [f"## Unseen test set {x}", ""]
-            lines += wer_table(sub, ["mono", "vanilla", "onehot", "multisoftmax", "multisoftmax_lsp",
-                                     "multisoftmax_lid", "multisoftmax_lid_lidfree", "multisoftmax_lid_oracle",
-                                     "ft_onehot", "ft_multisoftmax"], {}, [l for l in langs], "mono") + [""]
+            lines += wer_table(sub, list(UNSEEN_ROWS), {}, [l for l in langs], "mono") + [""]
     lines += gpu_report.section("indic/asr1") + [""]
     with atomic_open(path) as f:
         f.write("\n".join(lines) + "\n")
@@ -586,21 +588,21 @@ def plot_switchoff(t7, out: Path) -> None:
     save_figure(fig, out)
 
 
-def split_sets(args):
-    """(languages, the recipe's own test sets, the other test sets) of multisoftmax_score's options. A run that names only
-    other sets (a user's `--test_sets my_set`) keeps the own test sets the main run decoded, so RESULTS.md keeps
-    Tables 2-7 and the headline beside the new set's section instead of emptying them."""
-    langs = args.langs.split()
+def split_sets(langs: Sequence[str], test_sets: Sequence[str], data: Path, exp: Path):
+    """(the recipe's own test sets, the other test sets) of LANGS and TEST_SETS (empty: <lang>_test of every
+    language). A run that names only other sets (a user's `--test_sets my_set`) keeps the own test sets the main run
+    decoded (DATA, EXP), so RESULTS.md keeps Tables 2-7 and the headline beside the new set's section instead of
+    emptying them."""
     own = [f"{l}_test" for l in langs]
-    test_sets = args.test_sets.split() or own
+    test_sets = list(test_sets) or own
     extra_sets = [x for x in test_sets if x not in own]
-    own_sets = [x for x in test_sets if x in own] or [x for x in own if decoded_before(args, x)]
-    return langs, own_sets, extra_sets
+    own_sets = [x for x in test_sets if x in own] or [x for x in own if decoded_before(data, exp, x)]
+    return own_sets, extra_sets
 
 
-def decoded_before(args, test_set: str) -> bool:
-    """Whether an earlier run prepared and decoded TEST_SET (its WER reference and a decode dir exist)."""
-    return (Path(args.data) / test_set / "text_norm").is_file() and any(Path(args.exp).glob(f"*/decode_{test_set}"))
+def decoded_before(data: Path, exp: Path, test_set: str) -> bool:
+    """Whether an earlier run prepared and decoded TEST_SET (its WER reference in DATA and a decode dir in EXP)."""
+    return (Path(data) / test_set / "text_norm").is_file() and any(Path(exp).glob(f"*/decode_{test_set}"))
 
 
 def results_systems(rows, t7, prm) -> Dict[str, dict]:
@@ -613,24 +615,26 @@ def results_systems(rows, t7, prm) -> Dict[str, dict]:
     return systems
 
 
-def run(args) -> int:
+def run(opts: ScoreOptions) -> int:
     """Score every decode dir, then write exp/results.json, exp/images/switchoff.png and RESULTS.md."""
-    langs, own_sets, extra_sets = split_sets(args)
+    langs, exp = list(opts.langs), Path(opts.exp)
+    own_sets, extra_sets = split_sets(langs, opts.test_sets, Path(opts.data), exp)
     try:
-        scorer = Scorer(Path(args.data), Path(args.exp))
-        rows = collect(args, scorer, langs, own_sets, extra_sets)
-        t7 = with_dev_choice(switchoff_rows(args, scorer, langs, own_sets),
-                             switchoff_rows(args, scorer, langs, [f"{l}_dev" for l in langs]))
-        prm = params(args, langs)
+        scorer = Scorer(Path(opts.data), exp)
+        rows = collect(scorer, exp, opts.systems, opts.finetune, langs, own_sets, extra_sets)
+        t7 = with_dev_choice(switchoff_rows(scorer, exp, langs, own_sets),
+                             switchoff_rows(scorer, exp, langs, [f"{l}_dev" for l in langs]))
+        prm = params(exp, opts.systems)
     except (DataDirError, OSError, ValueError) as e:
         print(f"multisoftmax_score: {e}", file=sys.stderr)
         return 1
-    exp = Path(args.exp)
-    results = update_results(exp / "results.json", "egs/indic/asr1", args.corpus, results_systems(rows, t7, prm),
+    results = update_results(exp / "results.json", "egs/indic/asr1", opts.corpus, results_systems(rows, t7, prm),
                              extra={"headline": headline(rows, t7, scorer.row_utts)})
     plot_switchoff(t7, exp / "images" / "switchoff.png")
-    write_md(Path(args.results), args, rows, t7, prm, langs, own_sets, extra_sets, results.get("environment"),
-             scorer.dirs, scorer.row_utts, results.get("headline"))
+    write_md(Path(opts.results), rows, t7, prm, langs, own_sets, extra_sets, corpus=opts.corpus, note=opts.note,
+             exp=exp, systems=opts.systems, finetune=opts.finetune, paper_config=Path(opts.paper_config),
+             env=results.get("environment"), dirs=scorer.dirs, row_utts=scorer.row_utts,
+             claims=results.get("headline"))
     for name in ("mono", "vanilla", "onehot", "multisoftmax", "multisoftmax_lsp", "multisoftmax_lid_lidfree"):
         if name in rows:
             print(f"multisoftmax_score: {name}: WER {fmt(rows[name].get('wer_avg'))} %, CER {fmt(rows[name].get('cer_avg'))} %",

@@ -30,7 +30,8 @@ nj=2                                   # parallel jobs: feature extraction, trai
 langs="en hi ta gu"                    # language codes (local_models/multisoftmax/units.py LANGS)
 local_data_opts=""                     # stage 1: options of the corpus's local/data.sh (besides --langs)
 corpus=mini                            # the corpus's name in results.json and the model cards (run.sh sets it)
-systems="mono vanilla onehot multisoftmax multisoftmax_lsp multisoftmax_lid"  # mono = mono_<lang> per language
+# mono = mono_<lang> per language; the names: local_models/multisoftmax/systems.py (python -m ... systems names)
+systems="mono vanilla onehot multisoftmax multisoftmax_lsp multisoftmax_lid"
 finetune="onehot multisoftmax"         # seeds finetuned into monolingual models (paper Table 3)
 train_config_suffix=""                 # conf/tuning/train${suffix}.yaml: "" paper size, _tiny mini corpus, _smoke tests
 # single-language mini-batches as the paper (others: mixed; multisoftmax_lid's LID collapsed to the prior on them)
@@ -58,36 +59,29 @@ results_md=RESULTS.md   # stage 7's report (local/demo.sh: exp/RESULTS.md, the c
 # The functions below read the options above and run_stages' locals (sets, extra_sets, test_sets, langs_yaml,
 # train_conf); they set no global variable (results on stdout).
 
+# systems_query QUERY [ARGS...]: local_models/multisoftmax/systems.py, the recipe's names (torch-free, ~0.1 s)
+systems_query() { python -m local_models.multisoftmax.systems "$@"; }
+
 # expand_systems: ${systems} with mono -> mono_<lang> for every language
 expand_systems() {
-    local s l
-    for s in ${systems}; do
-        if [ "${s}" = mono ]; then for l in ${langs}; do printf 'mono_%s ' "${l}"; done; else printf '%s ' "${s}"; fi
-    done
+    # shellcheck disable=SC2086  # --systems is a word list
+    systems_query expand --langs "${langs}" ${systems}
 }
 
 # finetuned_systems: ft_<seed>_<lang> for every seed of ${finetune} and every language
 finetuned_systems() {
-    local f l
-    for f in ${finetune}; do for l in ${langs}; do printf 'ft_%s_%s ' "${f}" "${l}"; done; done
+    # shellcheck disable=SC2086  # --finetune is a word list
+    systems_query finetuned --langs "${langs}" ${finetune}
 }
 
-# system_conf NAME: the --model_conf options of a system (see local_models/multisoftmax/model.py)
+# system_conf NAME: the --model_conf options of a system (systems.py system_conf; model: local_models/multisoftmax/
+# model.py). A multi-softmax seed keeps only its language's head, "discarding the remaining parameters" (paper
+# Section 4.1): its finetuned model is a mono model, seeded by ft_init_param
 system_conf() {
-    case "$1" in
-        mono_*) echo "--model_conf system=mono --model_conf lang=${1#mono_}" ;;
-        vanilla|onehot|multisoftmax) echo "--model_conf system=$1" ;;
-        multisoftmax_lsp) echo "--model_conf system=multisoftmax --model_conf lsp=true" ;;
-        multisoftmax_lid)
-            echo "--model_conf system=multisoftmax --model_conf lid=true --model_conf lid_weight=${lid_weight}" \
-                 "--model_conf lid_rnn_layers=${lid_rnn_layers}"
-            if [ "${lid_balance}" = true ]; then echo "--model_conf lid_hours_file=${PWD}/dump/fbank/train_all/hours.json"; fi ;;
-        ft_*)  # a multi-softmax seed keeps only its language's head, "discarding the remaining parameters" (paper
-               # Section 4.1): the finetuned model is a mono model, seeded by ft_init_param
-            local seed; seed=$(seed_of "$1")
-            if [ "${seed}" = multisoftmax ]; then system_conf "mono_${1##*_}"; else system_conf "${seed}"; fi ;;
-        *) die "unknown system '$1' (mono, vanilla, onehot, multisoftmax, multisoftmax_lsp, multisoftmax_lid)" ;;
-    esac
+    local hours=""
+    if [ "${lid_balance}" = true ]; then hours=${PWD}/dump/fbank/train_all/hours.json; fi
+    systems_query system_conf "$1" --lid_weight "${lid_weight}" --lid_rnn_layers "${lid_rnn_layers}" \
+        --lid_hours_file "${hours}" || die "system_conf $1"
 }
 # ft_init_param SEED LANG: --init_param of a finetuning: the seed's checkpoint; a multi-softmax seed's other
 # languages' heads are left out (ESPnet's <file>:<src>:<dst>:<exclude prefixes> form)
@@ -98,8 +92,7 @@ ft_init_param() {
     fi
     echo "exp/${seed}/${inference_model}${ex:+:::${ex}}"
 }
-seed_of() { local s=${1#ft_}; echo "${s%_*}"; }   # ft_<seed>_<lang> -> <seed>
-lang_of() { case "$1" in mono_*|ft_*) echo "${1##*_}" ;; *) echo "" ;; esac; }   # "" = every language
+lang_of() { systems_query lang_of "$1"; }   # mono_<lang>, ft_<seed>_<lang> -> <lang>; "" = every language
 
 # train NAME TRAIN_SET VALID_SET [EXTRA ESPNET OPTIONS...]: ESPnet2 training into exp/NAME (resumes)
 train() {
@@ -310,6 +303,9 @@ stage_pack() {
 run_stages() {
     local sets="" extra_sets="" test_sets=${test_sets} langs_yaml train_conf lang x
     setup_devices
+    # an unknown name of --systems / --finetune fails now, with the names there are (systems.py)
+    # shellcheck disable=SC2086  # word lists
+    systems_query check --seeds "${finetune}" ${systems} || die "--systems / --finetune"
     for lang in ${langs}; do sets+="${lang}_train ${lang}_dev ${lang}_test "; done
     [ -n "${sets}" ] || die "--langs is empty"
     [ -n "${test_sets}" ] || test_sets=$(for l in ${langs}; do printf '%s_test ' "${l}"; done)

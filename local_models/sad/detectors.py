@@ -2,8 +2,9 @@
 (higher = more speech-like), and a threshold that turns scores into decisions.
 
 Reference detectors: an energy threshold (the classic baseline), `webrtcvad` (GMM VAD of WebRTC) and
-`silero-vad` (a pretrained neural VAD shipped inside its PyPI package: runs offline). The systems by name
-(`get_detector`, `DETECTORS`, also the statistical and neural ones built on `Detector`) are in registry.py.
+`silero-vad` (a pretrained neural VAD shipped inside its PyPI package: runs offline). The systems' names are in
+systems.py; their detector classes (`get_detector`, also the statistical and neural ones built on `Detector`) in
+registry.py.
 """
 from __future__ import annotations
 

@@ -30,8 +30,9 @@ from .detectors import SHIFT, Detector
 from .labels import to_intervals, write_rttm, write_segments
 from .neural import load_net_files
 from .pack import describe, exp_files
-from .registry import NEURAL_SYSTEMS, detector_class, get_detector
+from .registry import detector_class, get_detector
 from .statistical import StatConfig, StatisticalSAD
+from .systems import NEURAL_SYSTEMS, VOTE, base_system
 
 Segment = Tuple[float, float]
 
@@ -91,7 +92,7 @@ def build_members(spec: dict, model: PackedModel, device: torch.device) -> List[
     members = []
     for m in spec["members"]:
         net = load_net_files(model.file(m["config"]), model.file(m["model_file"]), device)
-        cls = detector_class("seg_rnn" if m["system"] == "seg_rnn_devbest" else m["system"])
+        cls = detector_class(base_system(m["system"]))
         det = cls(threshold=m["threshold"], smoothing=m["smoothing"], median_s=m["median_s"], device=str(device),
                   hmm_states=m["hmm_states"], hmm_stay=m["hmm_stay"], _net=net)
         members.append((det, m["threshold"]))
@@ -109,7 +110,7 @@ def at_operating_point(spec: dict, point: str) -> dict:
         raise ValueError(f"operating point '{point}': one of {', '.join(OPERATING_POINTS)}")
     if point == "dcf":
         return spec
-    if spec["system"] == "majority_vote" or len(spec.get("members", [None])) != 1:
+    if spec["system"] == VOTE or len(spec.get("members", [None])) != 1:
         raise ValueError(f"{spec['system']}: the FA-bounded operating point is one threshold of one system; a vote's "
                          "members keep their DCF-tuned thresholds (use the dcf operating point)")
     th = spec.get("threshold_fa_bounded")
@@ -136,7 +137,7 @@ class SpeechSegmenter:
     def __init__(self, members: Sequence[Tuple[Detector, float]], spec: dict, card: Optional[dict] = None,
                  context_s: float = 10.0):
         self.members, self.spec, self.card = list(members), spec, dict(card or {})
-        self.vote_threshold = spec["threshold"] if spec["system"] == "majority_vote" else None
+        self.vote_threshold = spec["threshold"] if spec["system"] == VOTE else None
         self.context_s = context_s  # chunked decoding: context of the whole-recording detectors (rnn, stat_sad)
 
     @classmethod

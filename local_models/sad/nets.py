@@ -29,6 +29,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from .systems import NETS as NET_NAMES
+
 N_BINS = 257
 
 
@@ -219,4 +221,7 @@ class SegRNNSAD(AbsSADNet):
         return to_numpy(segment_frame_scores(torch.sigmoid(y), self.L, self.S, T))
 
 
+# the class of each net systems.NETS names (the ESPnet task's --model choices: task.model_choices)
 NETS = {"cnn1d": CNN1dSAD, "rnn": RNNSAD, "seg_rnn": SegRNNSAD}
+if tuple(NETS) != NET_NAMES:
+    raise ImportError(f"nets.NETS {tuple(NETS)} and systems.NETS {NET_NAMES} name different nets")

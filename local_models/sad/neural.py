@@ -26,6 +26,7 @@ from local_models.common.viterbi import warm_up
 
 from .detectors import SHIFT, Detector, n_frames
 from .statistical import two_class_hmm, viterbi_ring
+from .systems import DEVBEST, SYSTEMS, VOTE, base_system, voters
 
 STATES, STAY = 5, 0.9
 POSTERIOR_SWEEP = [0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8,
@@ -160,55 +161,29 @@ class NeuralDetector(Detector):
         return median_smooth(d, self.median_s) if self.smoothing == "median" else d
 
 
-@dataclass
-class CNNHMM(NeuralDetector):
-    name = "cnn_hmm"
-    model_name = "cnn1d"
-    smoothing: str = "hmm"
+def system_class(name: str) -> type:
+    """The detector class of the neural system NAME, from its entry in systems.SYSTEMS (net, decision)."""
+    spec = SYSTEMS[name]
+    cls = type("".join(w.upper() if w in ("cnn", "rnn", "hmm") else w.capitalize() for w in name.split("_")),
+               (NeuralDetector,), {"__annotations__": {"smoothing": str}, "smoothing": spec.smoothing, "name": name,
+                                   "model_name": spec.net, "__module__": __name__})
+    return dataclass(cls)
 
 
-@dataclass
-class CNNMedian(NeuralDetector):
-    name = "cnn_median"
-    model_name = "cnn1d"
-    smoothing: str = "median"
-
-
-@dataclass
-class RNNHMM(NeuralDetector):
-    name = "rnn_hmm"
-    model_name = "rnn"
-    smoothing: str = "hmm"
-
-
-@dataclass
-class RNNMedian(NeuralDetector):
-    name = "rnn_median"
-    model_name = "rnn"
-    smoothing: str = "median"
-
-
-@dataclass
-class SegRNN(NeuralDetector):
-    name = "seg_rnn"
-    model_name = "seg_rnn"
-    smoothing: str = "none"
+# one class per neural system of systems.SYSTEMS (CNNHMM, CNNMedian, RNNHMM, RNNMedian, SegRNN, ...)
+SYSTEM_CLASSES = {n: system_class(n) for n, s in SYSTEMS.items() if s.kind == "neural"}
+CNNHMM, CNNMedian = SYSTEM_CLASSES["cnn_hmm"], SYSTEM_CLASSES["cnn_median"]
+RNNHMM, RNNMedian = SYSTEM_CLASSES["rnn_hmm"], SYSTEM_CLASSES["rnn_median"]
+SegRNN = SYSTEM_CLASSES["seg_rnn"]
 
 
 def devbest_model_dir(exp: Path) -> Path:
     """The training dir of the dev-best (L, S) grid point that exp/seg_rnn_devbest/model_dir names (stage 7 writes
     it, recipe-relative)."""
-    where = Path(exp) / "seg_rnn_devbest" / "model_dir"
+    where = Path(exp) / DEVBEST / "model_dir"
     if not where.is_file():
         raise FileNotFoundError(f"{where}: missing (stage 7 of the recipe writes it)")
     return Path(exp).parent / where.read_text().strip()
-
-
-def voters(exp: Path) -> tuple:
-    """The majority vote's members in EXP (a recipe's exp/): CNN + HMM, RNN + HMM and the segment RNN that Table 2
-    reports, i.e. the dev-best (L, S) grid point (exp/seg_rnn_devbest, stage 7) when there is one, else exp/seg_rnn."""
-    seg = "seg_rnn_devbest" if (Path(exp) / "seg_rnn_devbest" / "model_dir").is_file() else "seg_rnn"
-    return ("cnn_hmm", "rnn_hmm", seg)
 
 
 @dataclass
@@ -218,7 +193,7 @@ class MajorityVote(Detector):
     1.5 is the rule itself, not a tuned value (the threshold sweep holds only it). Decodes the members in turn."""
 
     threshold: float = 1.5
-    name = "majority_vote"
+    name = VOTE
     sweep: List[float] = field(default_factory=lambda: [1.5])
     device: str = "cpu"    # the members' nets run there
     model_file: str = ""   # checkpoint in each member's exp dir; "": each one's best
@@ -232,8 +207,8 @@ class MajorityVote(Detector):
         exp = Path(os.environ.get("SAD_EXP_DIR", "exp"))
         out = []
         for name in voters(exp):
-            cls = {"cnn_hmm": CNNHMM, "rnn_hmm": RNNHMM}.get(name, SegRNN)
-            model_dir = str(devbest_model_dir(exp)) if name == "seg_rnn_devbest" else ""
+            cls = SYSTEM_CLASSES[base_system(name)]
+            model_dir = str(devbest_model_dir(exp)) if name == DEVBEST else ""
             det = cls(device=self.device, model_file=self.model_file, model_dir=model_dir)
             th_file = exp / name / "threshold"
             out.append((det, float(th_file.read_text()) if th_file.is_file() else det.threshold))
@@ -249,4 +224,4 @@ class MajorityVote(Detector):
         return votes
 
 
-NEURAL = (CNNHMM, CNNMedian, RNNHMM, RNNMedian, SegRNN, MajorityVote)
+NEURAL = (*SYSTEM_CLASSES.values(), MajorityVote)

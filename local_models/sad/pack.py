@@ -5,7 +5,7 @@ say the same from a recipe's exp/<system> dir (so SpeechSegmenter.from_pretraine
 A neural system = its net (ESPnet's config.yaml + checkpoint of exp/<cnn1d|rnn|seg_rnn>, for seg_rnn_devbest the
 dev-best grid point named in exp/seg_rnn_devbest/model_dir) + its dev-tuned threshold (exp/<system>/threshold) +
 its decision (HMM / median filter / segment read-out); majority_vote = cnn_hmm, rnn_hmm and the seg RNN of
-Table 2 (seg_rnn_devbest when stage 7 made it, else seg_rnn; neural.voters) each at its own threshold + the vote rule
+Table 2 (seg_rnn_devbest when stage 7 made it, else seg_rnn; systems.voters) each at its own threshold + the vote rule
 (at least 2 of 3); stat_sad = its parameters (StatConfig) + threshold, no net. Everything a
 decoder reads is in `decision.yaml` (written to exp/<system>/packed/ and packed).
 """
@@ -23,39 +23,34 @@ from local_models.common.pack import pack_model
 
 from .decisions import FA_BOUND, PRIMARY_COLLAR, bounded_path, read_threshold_file
 from .detectors import SHIFT
-from .neural import devbest_model_dir, model_file, voters
+from .neural import devbest_model_dir, model_file
 from .registry import detector_class
 from .statistical import StatConfig
+from .systems import DEVBEST, PACKABLE, VOTE, base_system, net_of, system as system_of, voters
 
 SAMPLE_RATE = 8000
-NEURAL = ("cnn_hmm", "cnn_median", "rnn_hmm", "rnn_median", "seg_rnn", "seg_rnn_devbest", "majority_vote")
-PACKABLE = ("stat_sad",) + NEURAL
 DECISION = {"hmm": "two-class HMM Viterbi ({states} noise + {states} speech states, stay {stay}) on the posteriors",
             "median": "threshold, then a {median_s} s median filter",
             "none": "threshold on the max over the segments holding the frame (segment OR rule)"}
 
 
-def _base(system: str) -> str:
-    return "seg_rnn" if system == "seg_rnn_devbest" else system
-
-
 def net_dir(exp_root: Path, system: str) -> Path:
     """The training dir of SYSTEM's net (exp_root = the recipe's exp/)."""
-    if system == "seg_rnn_devbest":  # the dev-best (L, S) grid point
+    if system == DEVBEST:  # the dev-best (L, S) grid point
         return devbest_model_dir(exp_root)
-    return exp_root / detector_class(system).model_name
+    return exp_root / net_of(system)
 
 
 def read_threshold(exp_root: Path, system: str) -> Tuple[float, bool]:
     """(threshold, tuned): exp/<system>/threshold (stage 6, tuned on dev) or the system's default."""
     th = read_threshold_file(exp_root / system / "threshold")
     if th is None:
-        return float(detector_class(_base(system)).threshold), False
+        return float(detector_class(base_system(system)).threshold), False
     return th, True
 
 
 def _member(exp_root: Path, system: str, prefix: str, inference_model: str, files: dict, yaml_files: dict) -> dict:
-    cls = detector_class(_base(system))
+    cls = detector_class(base_system(system))
     nd = net_dir(exp_root, system)
     if not (nd / "config.yaml").is_file():
         raise FileNotFoundError(f"{nd}/config.yaml: '{system}' has no trained net (run the training stage)")
@@ -80,19 +75,19 @@ def describe(exp_dir, inference_model: str = "") -> Tuple[dict, Dict[str, Path],
     spec = {"system": system, "sample_rate": SAMPLE_RATE, "frame_shift": SHIFT}
     files: Dict[str, Path] = {}
     yaml_files: Dict[str, Path] = {}
-    if system == "stat_sad":
+    if system_of(system).kind == "statistical":
         threshold, tuned = read_threshold(exp_root, system)
         spec.update(kind="stat_sad", threshold=threshold, threshold_tuned=tuned, stat_config=asdict(StatConfig()))
         _add_fa_bounded(spec, exp_root)
         return spec, files, yaml_files
-    if system == "majority_vote":
+    if system == VOTE:
         members = [_member(exp_root, m, f"{m}_", inference_model, files, yaml_files) for m in voters(exp_root)]
         threshold, tuned = read_threshold(exp_root, system)
     else:
         members = [_member(exp_root, system, "", inference_model, files, yaml_files)]
         threshold, tuned = members[0]["threshold"], members[0]["threshold_tuned"]
     spec.update(kind="neural", threshold=threshold, threshold_tuned=tuned, members=members)
-    if system != "majority_vote":  # the vote's members keep their DCF-tuned thresholds (docs/metrics.md)
+    if system != VOTE:  # the vote's members keep their DCF-tuned thresholds (docs/metrics.md)
         _add_fa_bounded(spec, exp_root)
     return spec, files, yaml_files
 
@@ -118,7 +113,7 @@ def decision_text(spec: dict) -> str:
                 + fa_bounded_text(spec))
     parts = [f"{m['system']}: {DECISION[m['smoothing']].format(states=m['hmm_states'], stay=m['hmm_stay'], median_s=m['median_s'])}"
              f" at {m['threshold']:g}" for m in spec["members"]]
-    vote = f"; speech where more than {spec['threshold']:g} of them say so" if spec["system"] == "majority_vote" else ""
+    vote = f"; speech where more than {spec['threshold']:g} of them say so" if spec["system"] == VOTE else ""
     return "; ".join(parts) + vote + fa_bounded_text(spec)
 
 

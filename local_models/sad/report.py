@@ -18,36 +18,9 @@ from .decisions import (FA_BOUND, FA_BOUND_KINDS, FA_BOUND_SUFFIX, PRIMARY_COLLA
 from .events import NONSPEECH_KINDS, SNR_BANDS, band_name, load_events, robustness, separability
 from .labels import load_reference, read_rttm
 from .metrics import score
+from .systems import BASELINES, NETS, PAPER_RTF, PAPER_TABLE2, SEPARABILITY_ROWS, SYSTEMS
 
-# Paper Table 2 (%, dev F1/P/R/DCF, eval DCF) and Table 3 (RTF), keyed by our system names.
-PAPER_TABLE2 = {
-    "stat_sad": ("Stat. SAD", 94.32, 90.94, 97.97, 2.98, 4.60),
-    "cnn_hmm": ("CNN + HMM", 97.91, 96.83, 99.02, 1.42, 2.45),
-    "rnn_hmm": ("RNN + HMM", 97.84, 96.85, 98.85, 1.54, 2.17),
-    "seg_rnn": ("Seg. RNN", 98.62, 97.42, 99.85, 0.81, 1.19),
-    # stage 7's dev-best (L, S) when it is not the training config's; the paper's row is its own dev-best (50, 10 ms)
-    "seg_rnn_devbest": ("Seg. RNN, dev-best (L, S) of Fig. 7", 98.62, 97.42, 99.85, 0.81, 1.19),
-    "cnn_median": ("CNN + median filter (Fig. 6 only)", None, None, None, None, None),
-    "rnn_median": ("RNN + median filter (Fig. 6 only)", None, None, None, None, None),
-    "majority_vote": ("Majority vote", None, None, None, None, 1.07),
-    "energy": ("Baseline (challenge GMM; ours: energy threshold)", None, None, None, 12.50, 13.60),
-    "webrtcvad": ("webrtcvad (not in paper)", None, None, None, None, None),
-    "silero_vad": ("silero-vad (not in paper)", None, None, None, None, None),
-}
-PAPER_RTF = {"stat_sad": 0.00472, "cnn_hmm": 0.0119, "seg_rnn": 0.0445}
-BASELINES = ("energy", "webrtcvad", "silero_vad")  # not the paper's systems: the robustness check compares against them
 OOD_SET = "eval_ood"
-# systems whose frame score is graded (a posterior, a level, a mode), one row per score: the HMM and median systems of
-# a net share its posteriors, and the statistical SAD's and the vote's scores are already decisions
-SEPARABILITY_ROWS = {
-    "cnn_hmm": "CNN posterior (CNN + HMM, CNN + median)",
-    "rnn_hmm": "RNN posterior (RNN + HMM, RNN + median)",
-    "seg_rnn": "Seg. RNN score",
-    "seg_rnn_devbest": "Seg. RNN score, dev-best (L, S)",
-    "energy": "energy over the floor (baseline)",
-    "webrtcvad": "webrtcvad, highest mode calling speech",
-    "silero_vad": "silero-vad probability",
-}
 
 
 def pct(x):
@@ -131,8 +104,8 @@ def plot_sweeps(exp: Path, systems, path: Path):
         ax.set_title(f"{name}: dev DCF vs threshold")
         ax.grid(alpha=0.3)
         drawn += 1
-    neural = [n for n in ("cnn_hmm", "cnn_median", "rnn_hmm", "rnn_median", "seg_rnn")
-              if n in systems and (exp / n / "threshold.sweep.json").is_file()]
+    neural = [n for n, s in SYSTEMS.items() if s.kind == "neural"
+              and n in systems and (exp / n / "threshold.sweep.json").is_file()]
     ax = axes[3]
     for name in neural:  # paper Fig. 6 (+ the segment RNN)
         rows = json.loads((exp / name / "threshold.sweep.json").read_text())["rows"]
@@ -374,7 +347,7 @@ def headline(systems: dict, dev: str, evl: str) -> list:
 
 
 PAPER_ITERS = 50_000  # paper Sec. 4.2: 50,000 iterations of 24 random 4 s chunks
-NET_NAMES = ("cnn1d", "rnn", "seg_rnn")  # nets.NETS' keys (not imported here: it imports torch)
+NET_NAMES = NETS  # nets.NETS' keys (systems.py: nets.py imports torch)
 
 
 def training_data(exp_dir: Path, recipe: Path) -> str:

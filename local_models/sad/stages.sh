@@ -22,6 +22,11 @@
 # ref.rttm or ref_segments) and conf/tuning/train_<net>${train_config_suffix}.yaml for the nets it trains.
 option_files+=("${BASH_SOURCE[0]}")
 
+# sad_systems QUERY [ARGS]: the system names of local_models/sad/systems.py (python -m local_models.sad.systems --help)
+sad_systems() {
+    python -m local_models.sad.systems "$@"
+}
+
 stage=1                 # first stage to run
 stop_stage=9            # last stage to run
 nj=2                    # parallel jobs (feature extraction; trainings on the CPU)
@@ -30,7 +35,7 @@ dev_set=dev             # thresholds are tuned and the nets validated on it
 eval_set=eval           # the set the report's tables call eval
 test_sets="dev eval"    # sets decoded, segmented and (with a reference) scored
 optional_sets=""        # sets of ${test_sets} skipped when data/ lacks them (the others must be there by stage 5)
-systems="energy webrtcvad silero_vad stat_sad cnn_hmm cnn_median rnn_hmm rnn_median seg_rnn majority_vote"
+systems=$(sad_systems names)  # the systems run (default: all of local_models/sad/systems.py, in its order)
 train_config_suffix=""  # conf/tuning/train_<model>${suffix}.yaml: "" = paper size, _tiny = mini corpus, _smoke = tests
 chunks_per_frame_span=1.5  # training chunks per recording = frames / 400 x this
 aug_copies=0            # augmented copies per training recording that local/data.sh makes (0: train on ${train_set})
@@ -86,19 +91,13 @@ check_options() {
         fi
     done
     [[ "${aug_copies}" =~ ^[0-9]+$ ]] || die "--aug-copies '${aug_copies}' is not a number of copies (0, 1, 2, ...)"
+    sad_systems check "${systems}" || die "--systems '${systems}': see local_models/sad/systems.py"
 }
 
-# nets_of "SYSTEMS": the nets behind the neural systems (majority_vote needs all three)
+# nets_of "SYSTEMS": the nets behind the neural systems (majority_vote needs its members'), each followed by a space
 nets_of() {
-    local s models=""
-    for s in $1; do
-        case ${s} in
-            cnn_*) models+=" cnn1d" ;;
-            rnn_*) models+=" rnn" ;;
-            seg_rnn) models+=" seg_rnn" ;;
-            majority_vote) models+=" cnn1d rnn seg_rnn" ;;
-        esac
-    done
+    local models
+    models=$(sad_systems nets_of "$1") || return 1
     uniq_words "${models}"
 }
 
@@ -174,7 +173,7 @@ decode() {
     local system=$1 model_dir=$2 root=$3 launch=${decode_cmd} gpu=0 x pairs=() first
     shift 3
     [ $# -gt 0 ] || return 0
-    case ${system} in cnn_*|rnn_*|seg_rnn|majority_vote) launch=${decode_launch} gpu=${inference_ngpu} ;; esac  # nets
+    if [[ " $(sad_systems neural) " == *" ${system} "* ]]; then launch=${decode_launch} gpu=${inference_ngpu}; fi  # nets
     for x in "$@"; do pairs+=("data/${x}" "${root}/decode_${x}"); done
     first=${root}/decode_$1
     # shellcheck disable=SC2086  # launcher and inference_args are word lists
@@ -216,10 +215,11 @@ vote_system() {
 # decode_majority_vote: (re)decode majority_vote on the sets where it is missing or its members changed (a member's
 # threshold, or the seg RNN: exp/seg_rnn or stage 7's dev-best); rescoring stays idempotent
 decode_majority_vote() {
-    local x d used todo=() seg=seg_rnn
+    local x d m used="" todo=() seg=seg_rnn members
     [ -f exp/seg_rnn_devbest/model_dir ] && seg=seg_rnn_devbest
-    used="$(cat exp/cnn_hmm/threshold exp/rnn_hmm/threshold "exp/${seg}/threshold" 2>/dev/null | tr '\n' ' ')${seg}"
-    used+=" $(cat "exp/${seg}/model_dir" 2>/dev/null || true)"  # seg_rnn has none
+    members=$(sad_systems vote_members --exp exp)  # cnn_hmm rnn_hmm ${seg}
+    for m in ${members}; do used+="$(cat "exp/${m}/threshold" 2>/dev/null | tr '\n' ' ')"; done
+    used+="${seg} $(cat "exp/${seg}/model_dir" 2>/dev/null || true)"  # seg_rnn has none
     for x in $(decode_sets); do
         d=exp/majority_vote/decode_${x}
         if [ ! -f "${d}/scores.scp" ] || [ "$(cat "${d}/member_thresholds" 2>/dev/null)" != "${used}" ]; then
@@ -368,7 +368,8 @@ score_sets() {
 # pack_systems: stage 9, one archive per system of ${systems} a user can run (stat_sad and the neural ones; the
 # reference detectors energy / webrtcvad / silero_vad are not packed), plus stage 7's seg_rnn_devbest when present
 pack_systems() {
-    local s packable=" stat_sad cnn_hmm cnn_median rnn_hmm rnn_median seg_rnn majority_vote "
+    local s packable
+    packable=" $(sad_systems packable) "  # stat_sad and the neural systems
     for s in ${systems}; do
         [[ "${packable}" == *" ${s} "* ]] || continue
         has_ref "${dev_set}" && require "exp/${s}/threshold" "stage 6 (the threshold tuned on ${dev_set})"
@@ -384,7 +385,7 @@ run_stages() {
     local models x
     setup_devices
     check_options
-    models=$(nets_of "${systems}")  # the nets behind the neural systems
+    models=$(nets_of "${systems}") || die "--systems '${systems}'"  # the nets behind the neural systems
     if stage_enabled 1; then
         log "Stage 1: data -> data/{${train_set},${dev_set},${eval_set}} (corpus: ${corpus})"
         make_data  # local/data.sh with the corpus options; every set it wrote validated

@@ -1,8 +1,9 @@
 """ESPnet2 task for frame-level SAD (docs/espnet2.md): `python -m local_models.bin.sad_train`.
 
 Data: `feats` (T, 257) STFT magnitudes and `labels` (T,) 0/1 float32 frame labels (kaldi_ark, made by
-sad_make_chunks). Model choice `--model {cnn1d,rnn,seg_rnn}` with `--model_conf` (see nets.py); the
-ESPnet model wraps the net and computes BCE on its logits over the valid (non-padded) units.
+sad_make_chunks). Model choice `--model {cnn1d,rnn,seg_rnn}` (nets.NETS, named in systems.NETS) with `--model_conf`
+(see nets.py); the ESPnet model wraps the net and computes BCE on its logits over the valid
+(non-padded) units.
 """
 from __future__ import annotations
 
@@ -23,13 +24,13 @@ from espnet2.utils.types import float_or_none
 
 from local_models.common.espnet_task import LocalTask
 
-from .nets import AbsSADNet, CNN1dSAD, RNNSAD, SegRNNSAD
+from .nets import NETS, AbsSADNet
 
 model_choices = ClassChoices(
     "model",
-    classes=dict(cnn1d=CNN1dSAD, rnn=RNNSAD, seg_rnn=SegRNNSAD),
+    classes=dict(NETS),  # the nets of systems.NETS
     type_check=AbsSADNet,
-    default="cnn1d",
+    default=next(iter(NETS)),
 )
 
 
