@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from local_models.common import gpu_report  # noqa: E402
 from local_models.common.cli import positive  # noqa: E402
 from local_models.common.launcher import log_exit_code, log_started  # noqa: E402
+from local_models.jdit.systems import SYSTEMS as JDIT_SYSTEMS  # noqa: E402  (torch-free)
 
 DEFAULT_OUT = gpu_report.RESULTS_FILE
 # environment a recipe run must not inherit (a real corpus location would replace the mini corpus)
@@ -69,7 +70,7 @@ class Recipe:
 
 
 SAD_SCHED = "paper: 50,000 iterations of 24 chunks of 4 s"
-KSS_SYSTEMS = "jdit tacotron2 transformer fastspeech"
+KSS_SYSTEMS = " ".join(JDIT_SYSTEMS)
 TCSTAR_SYSTEMS = "small_rnn small_salad big_rnn big_salad big_salad_win"
 RECIPES = [
     Recipe("fearless_steps/sad1",

@@ -16,6 +16,7 @@ from local_models.common.datadir import read_table
 from local_models.common.synth import espeak_available
 from local_models.common.validate import validate_data_dir
 from local_models.jdit import data, durations, g2p, phonemes
+from layout_kss import make_kss
 from recipe_runner import run_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,23 +96,6 @@ def test_jdit_text_g2p_error_message(tmp_path, capsys, token_type):
 
 
 # ----------------------------------------------------------------------------- KSS transcript
-
-NUMBERS = ("영", "일", "이", "삼", "사", "오", "육", "칠", "팔", "구", "십", "십일")
-
-
-def make_kss(root: Path, n=12, rate=44100, order=None):
-    """A fake KSS: transcript.v.1.4.txt + 1/1_NNNN.wav (0.1-0.2 s sine) at `rate`; lines in `order`.
-    The expanded column (3rd: numbers in Hangul, runs of spaces) differs from the original one (digits)."""
-    (root / "1").mkdir(parents=True)
-    lines = []
-    for i in (order or range(n)):
-        stem = f"1_{i:04d}"
-        t = np.arange(int(rate * (0.1 + 0.01 * i))) / rate
-        soundfile.write(root / "1" / f"{stem}.wav", (0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32), rate,
-                        subtype="PCM_16")
-        lines.append(f"1/{stem}.wav|그는 {i}번 왔다.|그는  {NUMBERS[i]}번   왔다.|x|{0.1 + 0.01 * i:.1f}|He came.")
-    (root / "transcript.v.1.4.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-
 
 @needs_sox
 def test_prepare_kss_split_resampling_and_layout(tmp_path):
@@ -363,7 +347,7 @@ def test_smoke_stages_1_to_3_on_a_tiny_mini_corpus(recipe):
 def test_real_corpus_layout_through_the_recipe(recipe, tmp_path):
     """db.sh KSS=<dir>: 44.1 kHz wavs resampled by sox pipes, text-only data/ood gets tokens but no features; the
     jamo front end (recorded speech has no engine events)."""
-    make_kss(tmp_path / "kss")
+    make_kss(tmp_path / "kss", layout="kaggle")  # transcript beside kss/1/: the Kaggle archive as unpacked
     run_recipe(recipe, "--stop-stage", "3", "--kss-dev", "2", "--kss-test", "1", "--token-type", "jamo",
                extra_env={"KSS": str(tmp_path / "kss")})
     d = recipe / "data"

@@ -157,3 +157,62 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     with pytest.raises(ValueError, match="must end in .wav"):
         write_wav(tmp_path / "x.mp4", np.zeros(10), 16000)
     assert not (tmp_path / "x.mp4").exists()
+
+
+def _rewrite_tar(src: Path, dst: Path, change) -> None:
+    """DST = SRC's members with CHANGE(name, data) -> data (None drops the member)."""
+    with tarfile.open(src) as t_in, tarfile.open(dst, "w:gz") as t_out:
+        for m in t_in:
+            data = t_in.extractfile(m).read() if m.isfile() else None
+            if m.isfile():
+                data = change(m.name, data)
+                if data is None:
+                    continue
+                m.size = len(data)
+            t_out.addfile(m, io.BytesIO(data) if data is not None else None)
+
+
+def test_member_checksums_refuse_a_changed_member(tmp_path):
+    archive = make_archive(tmp_path)
+    with tarfile.open(archive) as t:
+        sums = t.extractfile("checksums.sha256").read().decode().splitlines()
+    # every member but ESPnet's meta.yaml (written by ESPnet's pack after the list) is listed
+    assert sorted(line.split("  ")[1] for line in sums) == sorted(
+        ["exp/sys1/model.pth", "data/tokens.txt", "resources/question.hed", "exp/sys1/config.yaml", "model_card.yaml"])
+    # a member whose bytes changed inside a well-formed archive (no gzip / tar error to catch it)
+    tampered = tmp_path / "tampered.tar.gz"
+    _rewrite_tar(archive, tampered, lambda n, d: b"\0weightz" if n == "exp/sys1/model.pth" else d)
+    with pytest.raises(PackError, match=r"tampered.tar.gz: member exp/sys1/model.pth is corrupt \(sha256"):
+        load_model(tampered, paper="sad")
+    dropped = tmp_path / "dropped.tar.gz"
+    _rewrite_tar(archive, dropped, lambda n, d: None if n == "checksums.sha256" else d)
+    with pytest.raises(PackError, match="dropped.tar.gz: no checksums.sha256: .*repack"):
+        load_model(dropped, paper="sad")
+    garbled = tmp_path / "garbled.tar.gz"
+    _rewrite_tar(archive, garbled, lambda n, d: b"xyz model.pth\n" if n == "checksums.sha256" else d)
+    with pytest.raises(PackError, match="garbled.tar.gz:checksums.sha256:1: not a"):
+        load_model(garbled, paper="sad")
+    assert not (tmp_path / "cache").exists() or all(not p.name.startswith(".") for p in (tmp_path / "cache").iterdir())
+    assert load_model(archive, paper="sad").file("model_file").read_bytes() == b"\0weights"
+
+
+@pytest.mark.parametrize("name", ["model.tar.gz", "model.zip"])
+def test_a_flipped_bit_never_loads(tmp_path, name):
+    """A bit flipped anywhere past the container's header: a one-line PackError, never a silent load."""
+    archive = make_archive(tmp_path, name=name)
+    raw = archive.read_bytes()
+    good = {k: f.read_bytes() for k, f in load_model(archive, paper="sad").files.items() if k != "config"}
+    loaded = 0
+    for pos in range(16, len(raw), max(1, len(raw) // 40)):
+        flipped = tmp_path / f"flip{pos}{''.join(archive.suffixes)}"
+        flipped.write_bytes(raw[:pos] + bytes([raw[pos] ^ 0x10]) + raw[pos + 1:])
+        try:
+            m = load_model(flipped, paper="sad")
+        except PackError as e:
+            assert "\n" not in str(e) and flipped.name in str(e)
+            continue
+        # the flip hit bytes no member's content depends on (zip directory comments, tar padding): same model
+        assert {k: f.read_bytes() for k, f in m.files.items() if k != "config"} == good
+        assert yaml.safe_load(m.file("config").read_text())["x"] == 3
+        loaded += 1
+    assert loaded < 10

@@ -6,7 +6,9 @@ meta.yaml naming every file by key; yaml files whose paths are rewritten on unpa
                                                 archive or a recipe exp dir
 
 An archive unpacks into a content-addressed cache dir (SPEECH_RECIPES_CACHE, default ~/.cache/speech_recipes), once;
-a half-finished unpack is never seen by another process (extracted beside, then renamed).
+a half-finished unpack is never seen by another process (extracted beside, then renamed). Every member but ESPnet's
+meta.yaml is listed with its sha256 in checksums.sha256 (`sha256sum` format); unpacking checks each member read
+from the archive against it first (before ESPnet rewrites the yaml files' paths), so a flipped bit never loads.
 """
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ from .results import git_commit
 PathLike = Union[str, Path]
 CARD_KEY = "model_card"
 CARD_NAME = "model_card.yaml"
+CHECKSUM_KEY = "checksums"
+CHECKSUM_NAME = "checksums.sha256"
 PAPERS = {  # card["paper"] -> what a user reads in an error
     "sad": "Fearless Steps SAD (egs/fearless_steps/sad1)",
     "multisoftmax": "multi-softmax RNN-T (egs/indic/asr1)",
@@ -102,6 +106,9 @@ def pack_model(out: PathLike, *, paper: str, system: str, recipe_dir: PathLike, 
         card = model_card(paper, system, recipe_dir, card)
         (stage / CARD_NAME).write_text(yaml.safe_dump(card, allow_unicode=True, sort_keys=False), encoding="utf-8")
         staged[("yaml", CARD_KEY)] = CARD_NAME
+        (stage / CHECKSUM_NAME).write_text(
+            "".join(f"{_sha256(stage / n)}  {n}\n" for n in sorted(set(staged.values()))), encoding="utf-8")
+        staged[("file", CHECKSUM_KEY)] = CHECKSUM_NAME
         tmp = stage / ("archive" + "".join(out.suffixes))
         with contextlib.chdir(stage), contextlib.redirect_stdout(open(os.devnull, "w")):
             pack(files={k: n for (kind, k), n in staged.items() if kind == "file"},
@@ -115,12 +122,74 @@ def cache_root() -> Path:
     return Path(os.environ.get("SPEECH_RECIPES_CACHE") or Path.home() / ".cache" / "speech_recipes")
 
 
-def _digest(path: Path) -> str:
+def _one_line(e: Exception) -> str:
+    return " ".join(str(e).split())  # yaml / tar errors span lines; a user's error is one line
+
+
+def _sha256_of(stream) -> str:
     h = hashlib.sha256()
+    for block in iter(lambda: stream.read(1 << 20), b""):
+        h.update(block)
+    return h.hexdigest()
+
+
+def _sha256(path: Path) -> str:
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()[:16]
+        return _sha256_of(f)
+
+
+def _digest(path: Path) -> str:
+    return _sha256(path)[:16]
+
+
+def _parse_checksums(text: str, where: str) -> Dict[str, str]:
+    """{member name: sha256} of a checksums.sha256 text; PackError naming the line when a line is not `HEX  NAME`."""
+    sums = {}
+    for i, line in enumerate(text.splitlines(), 1):
+        digest, sep, name = line.partition("  ")
+        if not sep or len(digest) != 64 or not name or any(c not in "0123456789abcdef" for c in digest):
+            raise PackError(f"{where}:{i}: not a `sha256  member` line")
+        sums[name] = digest
+    return sums
+
+
+def _open_members(archive: Path):
+    """(name, binary stream) of each plain file in ARCHIVE (a zip or tar), in archive order."""
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as z:
+            for info in z.infolist():
+                if not info.is_dir():
+                    with z.open(info) as f:
+                        yield info.filename, f
+    else:
+        with tarfile.open(archive) as t:
+            for m in t:
+                if m.isfile():
+                    yield m.name, t.extractfile(m)
+
+
+def verify_members(archive: PathLike) -> None:
+    """PackError unless every member ARCHIVE's checksums.sha256 lists is there with that sha256 (one line naming the
+    first member that differs); the archive is read once, nothing is written."""
+    archive = Path(archive)
+    names = _member_names(archive)
+    if "meta.yaml" not in names:
+        raise PackError(f"{archive}: corrupt archive (no meta.yaml: not a packed model)")
+    if CHECKSUM_NAME not in names:
+        raise PackError(f"{archive}: no {CHECKSUM_NAME}: packed without member checksums (by an older version of "
+                        "this collection?); repack it with the recipe's pack stage")
+    digests = {}
+    try:
+        for name, f in _open_members(archive):
+            digests[name] = f.read().decode("utf-8") if name == CHECKSUM_NAME else _sha256_of(f)
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, UnicodeDecodeError) as e:
+        raise PackError(f"{archive}: corrupt archive ({_one_line(e)})") from None
+    for name, want in _parse_checksums(digests.pop(CHECKSUM_NAME), f"{archive}:{CHECKSUM_NAME}").items():
+        if name not in digests:
+            raise PackError(f"{archive}: member {name} is missing (listed in {CHECKSUM_NAME})")
+        if digests[name] != want:
+            raise PackError(f"{archive}: member {name} is corrupt (sha256 {digests[name][:12]}..., "
+                            f"packed as {want[:12]}...)")
 
 
 def _member_names(archive: Path):
@@ -138,7 +207,7 @@ def _member_names(archive: Path):
         else:
             raise PackError(f"{archive}: not a model archive (neither tar nor zip)")
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as e:
-        raise PackError(f"{archive}: corrupt archive ({e})") from None
+        raise PackError(f"{archive}: corrupt archive ({_one_line(e)})") from None
     for name in names:
         p = PurePosixPath(name)
         if p.is_absolute() or ".." in p.parts:
@@ -154,7 +223,7 @@ def _read_meta(root: Path, where: PathLike) -> Dict[str, Path]:
         d = yaml.safe_load(meta.read_text(encoding="utf-8"))
         entries = {**d["yaml_files"], **d["files"]}
     except (yaml.YAMLError, KeyError, TypeError) as e:
-        raise PackError(f"{meta}: unreadable meta.yaml ({e})") from None
+        raise PackError(f"{meta}: unreadable meta.yaml ({_one_line(e)})") from None
     files = {k: root / v for k, v in entries.items()}
     missing = [f"{k} ({p.name})" for k, p in files.items() if not p.is_file()]
     if missing:
@@ -171,13 +240,14 @@ def unpack_archive(archive: PathLike) -> Path:
     target = cache_root() / _digest(archive)
     if (target / "meta.yaml").is_file():
         return target
+    verify_members(archive)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
     try:
         try:
             unpack(archive, tmp, use_cache=False)
         except (RuntimeError, tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, yaml.YAMLError) as e:
-            raise PackError(f"{archive}: corrupt archive ({e})") from None
+            raise PackError(f"{archive}: corrupt archive ({_one_line(e)})") from None
         # ESPnet rewrites the yaml files' member paths to absolute ones under tmp: make them point at the target
         for y in tmp.rglob("*.yaml"):
             text = y.read_text(encoding="utf-8")
@@ -222,6 +292,7 @@ def load_model(path: PathLike, *, paper: str,
     files = _read_meta(root, path)
     if CARD_KEY not in files:
         raise PackError(f"{path}: no model card: not packed by this collection")
+    files.pop(CHECKSUM_KEY, None)
     card = yaml.safe_load(files.pop(CARD_KEY).read_text(encoding="utf-8")) or {}
     check_paper(card, paper, path)
     return PackedModel(files, card, root)

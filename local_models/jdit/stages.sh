@@ -53,7 +53,7 @@ unknown_chars=error     # characters with no Korean reading in the text: error (
 token_type=espeak       # text tokens: espeak (espeak-ng's Korean phonemes, one per phone event of the mini corpus:
                         # true durations one to one) or jamo (the jamo front end: recorded speech, e.g. real KSS)
 token_list=data/token_list/phn/tokens.txt  # stage 3's ESPnet token list (from --train-set)
-systems=$(jdit_systems names)  # acoustic models to train / synthesise / score: jdit tacotron2 transformer fastspeech
+systems="jdit tacotron2 transformer fastspeech"  # acoustic models to train / synthesise / score (systems.py SYSTEMS)
 train_config_suffix=_tiny  # conf/tuning/train_<system>${suffix}.yaml (and train_pwg${suffix}.yaml): "" paper size
 ngpu=$(default_ngpu)    # GPUs per training job (0: CPU; > 1: ESPnet2's DDP); default 1 when nvidia-smi lists a GPU
 gpu_inference=false     # synthesise on a GPU (through cuda_cmd)
