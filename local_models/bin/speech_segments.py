@@ -11,7 +11,7 @@ name without its suffix; written once every file is done, so an error leaves not
 import argparse
 import sys
 
-from local_models.common.cli import add_model_args, run_main, set_threads
+from local_models.common.cli import add_model_args, check_output_file, results, run_main, set_threads
 from local_models.sad.decisions import FA_BOUND
 
 
@@ -38,6 +38,9 @@ def get_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
+    for out in (args.rttm, args.segments):  # before any work: not an unwritable output found after an hour of decoding
+        if out:
+            check_output_file(out)
     from local_models.sad.inference import SpeechSegmenter, recording_ids, segment_files, write_speech
 
     set_threads(args.threads)
@@ -50,7 +53,7 @@ def main(argv=None) -> int:
     else:
         for path, rec in zip(args.audio, recs):
             for start, end in speech[rec]:
-                print(f"{path} {start:.2f} {end:.2f}")
+                print(f"{path} {start:.2f} {end:.2f}", file=results())
     return 0
 
 

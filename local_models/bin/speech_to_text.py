@@ -11,8 +11,7 @@ Prints `<file>\\t<language>\\t<text>` per input; with --nbest N > 1, N numbered 
 import argparse
 import sys
 
-from local_models.common.cli import add_model_args, run_main, set_threads, write_text
-from local_models.multisoftmax.inference import Speech2Text, transcribe_files
+from local_models.common.cli import add_model_args, check_output_file, run_main, set_threads, write_text
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -31,6 +30,9 @@ def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
     if args.nbest < 1:
         raise ValueError(f"--nbest must be >= 1, got {args.nbest}")
+    check_output_file(args.output)
+    from local_models.multisoftmax.inference import Speech2Text, transcribe_files  # not for --help
+
     set_threads(args.threads)
     s2t = Speech2Text.from_pretrained(args.model, device=args.device)
     write_text(args.output, transcribe_files(s2t, args.inputs, args.language, args.nbest))

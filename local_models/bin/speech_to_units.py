@@ -11,9 +11,7 @@ units-to-speech turns such a file back into speech with the inverter archive of 
 import argparse
 import sys
 
-from local_models.common.cli import add_model_args, positive, run_main, set_threads, write_text
-from local_models.vqvae.inference import Speech2Units
-from local_models.vqvae.unitsio import encode_files
+from local_models.common.cli import add_model_args, check_output_file, positive, run_main, set_threads, write_text
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -29,6 +27,10 @@ def get_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
+    check_output_file(args.output)
+    from local_models.vqvae.inference import Speech2Units  # not for --help
+    from local_models.vqvae.unitsio import encode_files
+
     set_threads(args.threads)
     s2u = Speech2Units.from_pretrained(args.model, device=args.device, max_chunk_s=args.max_chunk_s)
     text, lines, pooled = encode_files(s2u, args.audio)  # every file first: a bad one leaves no output behind

@@ -9,7 +9,8 @@ import importlib
 import sys
 from pathlib import Path
 
-from local_models.common.cli import add_model_args, positive, run_main, set_threads, write_wav
+from local_models.common.cli import (AUDIO_SUFFIXES, add_model_args, check_output_dir, check_output_file, positive,
+                                     results, run_main, set_threads, write_wav)
 from local_models.common.pack import read_card
 
 PAPERS = {"jdit": "JDI-T (Korean)", "salad": "SALAD / MUSA-RNN (Spanish)"}
@@ -42,26 +43,30 @@ def load_synthesiser(model: str, paper, device: str):
 
 
 def texts_of(args):
-    """[(where, text, output)]: WHERE names the input in errors."""
+    """[(where, text, output)]: WHERE names the input in errors; the output checked before any work."""
     if args.text is not None:
-        return [("--text", args.text, Path(args.output))]
+        return [("--text", args.text, check_output_file(args.output, AUDIO_SUFFIXES))]
+    check_output_dir(args.output)
     lines = Path(args.text_file).read_text(encoding="utf-8").splitlines()
+    if not any(line.strip() for line in lines):
+        raise ValueError(f"{args.text_file}: no text in it (one text per line)")
     return [(f"{args.text_file}:{n}", line, Path(args.output) / f"{n:04d}.wav") for n, line in enumerate(lines, 1)]
 
 
 def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
+    texts = texts_of(args)
     set_threads(args.threads)
     tts = load_synthesiser(args.model, args.paper, args.device)
     done = []
-    for where, text, out in texts_of(args):  # every text first: a bad line leaves no wav behind
+    for where, text, out in texts:  # every text first: a bad line leaves no wav behind
         try:
             done.append((out, tts(text, speed=args.speed)))
         except ValueError as e:
             raise ValueError(f"{where}: {e}") from None
     for out, result in done:
         write_wav(out, result["wav"], result["sample_rate"])
-        print(f"{out}\t{len(result['wav']) / result['sample_rate']:.2f} s")
+        print(f"{out}\t{len(result['wav']) / result['sample_rate']:.2f} s", file=results())
     return 0
 
 

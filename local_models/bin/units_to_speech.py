@@ -10,9 +10,10 @@ must come from the VQ-VAE the inverter was built on (its model card says which: 
 import argparse
 import sys
 
-from local_models.common.cli import add_model_args, run_main, set_threads, write_wav
-from local_models.vqvae.inference import Units2Speech
-from local_models.vqvae.unitsio import output_paths, read_units, synthesise_rows
+from pathlib import Path
+
+from local_models.common.cli import (AUDIO_SUFFIXES, add_model_args, check_output_dir, check_output_file, results,
+                                     run_main, set_threads, write_wav)
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -25,8 +26,24 @@ def get_parser() -> argparse.ArgumentParser:
     return p
 
 
+def check_output(output: str) -> None:
+    """-o before any work: an audio file name, or a directory (a name with another suffix, e.g. x.mp3, is a
+    mistake, not a directory to make)."""
+    out = Path(output)
+    if out.suffix.lower() in AUDIO_SUFFIXES:
+        check_output_file(out, AUDIO_SUFFIXES)
+    elif out.suffix and not out.is_dir():
+        raise ValueError(f"{out}: output must end in {', '.join(AUDIO_SUFFIXES)}, or name a directory")
+    else:
+        check_output_dir(out)
+
+
 def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
+    check_output(args.output)
+    from local_models.vqvae.inference import Units2Speech  # not for --help
+    from local_models.vqvae.unitsio import output_paths, read_units, synthesise_rows
+
     set_threads(args.threads)
     rows = read_units(args.units)
     outs = output_paths(rows, args.output)
@@ -34,7 +51,7 @@ def main(argv=None) -> int:
     done = synthesise_rows(u2s, rows, args.speaker)  # every line first: a bad one leaves no wav behind
     for out, r in zip(outs, done):
         write_wav(out, r["wav"], r["sample_rate"])
-        print(f"{out}\t{len(r['wav']) / r['sample_rate']:.2f} s\tvoice {r['speaker']}")
+        print(f"{out}\t{len(r['wav']) / r['sample_rate']:.2f} s\tvoice {r['speaker']}", file=results())
     return 0
 
 

@@ -3,8 +3,11 @@ units-to-speech): the --model / --device options, one-line errors for a user's m
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -17,6 +20,9 @@ from .synth import EspeakUnavailable
 
 # a user's mistakes (bad file, bad archive, bad text, a missing espeak-ng): one line naming the input, no traceback
 USER_ERRORS = (AudioError, PackError, DataDirError, FileNotFoundError, ValueError, KeyError, EspeakUnavailable)
+# an output the system refuses (read-only place, a directory where a file goes): one line too
+OUTPUT_ERRORS = (PermissionError, IsADirectoryError, NotADirectoryError)
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
 
 
 def positive(kind: Callable = float) -> Callable[[str], object]:
@@ -48,17 +54,82 @@ def set_threads(n: int) -> None:
         torch.set_num_threads(n)
 
 
+_results = None  # the real stdout while run_main runs a command (results()); None otherwise
+
+
+def results():
+    """Where a command's results go: stdout, even while run_main sends everything else printed there to stderr."""
+    return _results or sys.stdout
+
+
 def run_main(main: Callable[[Optional[Sequence[str]]], int], argv: Optional[Sequence[str]] = None,
              prog: Optional[str] = None) -> int:
-    """MAIN(argv), with a user's mistakes reported as 'PROG: error: ...' (exit 2) instead of a traceback."""
+    """MAIN(argv), with a user's mistakes reported as 'PROG: error: ...' (exit 2) instead of a traceback. What a
+    library prints on stdout (ESPnet's "Failed to import Flash Attention" at import) goes to stderr, so that
+    `command > out.txt` holds the results alone (printed to results()); --help stays on stdout."""
+    global _results
+    args = sys.argv[1:] if argv is None else list(argv)
+    quiet = contextlib.nullcontext() if {"-h", "--help"} & set(args) else contextlib.redirect_stdout(sys.stderr)
+    _results = sys.stdout
     try:
-        return main(argv) or 0
+        with quiet:
+            return main(argv) or 0
     except USER_ERRORS as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"{prog or Path(sys.argv[0]).name}: error: {msg}", file=sys.stderr)
         return 2
+    except OUTPUT_ERRORS as e:
+        print(f"{prog or Path(sys.argv[0]).name}: error: {e.filename}: {e.strerror}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
+    finally:
+        _results = None
+
+
+def _check_writable_dir(d: Path, what: Path) -> None:
+    """ValueError naming WHAT unless a file can be created in D (tried: a permission bit does not tell for root or
+    a read-only mount)."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=d, prefix=".probe."):
+            pass
+    except OSError as e:
+        raise ValueError(f"{what}: cannot write in {d} ({e.strerror})") from None
+
+
+def _check_creatable(path: Path) -> None:
+    """ValueError naming PATH unless its missing directories can be made and written in: the nearest existing one
+    above it must be a writable directory."""
+    existing = path.parent
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"{path}: {existing} is not a directory")
+    _check_writable_dir(existing, path)
+
+
+def check_output_file(path, suffixes: Sequence[str] = ()) -> Path:
+    """PATH as a file output ('-' is stdout; missing directories are made by the writer), checked before any work:
+    one line naming it when it has the wrong suffix, is a directory, or cannot be written where it goes."""
+    path = Path(path)
+    if str(path) == "-":
+        return path
+    if suffixes and path.suffix.lower() not in suffixes:
+        raise ValueError(f"{path}: output must end in {', '.join(suffixes)}")
+    if path.is_dir():
+        raise ValueError(f"{path}: is a directory; the output is a file")
+    _check_creatable(path)
+    return path
+
+
+def check_output_dir(path) -> Path:
+    """PATH as an output directory (made later, by the writer), checked before any work: one line naming it when it
+    is a file or cannot be made and written in."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{path}: exists and is not a directory")
+    _check_creatable(path / "x")
+    return path
 
 
 def write_wav(path, wave: np.ndarray, sample_rate: int) -> Path:
@@ -68,7 +139,7 @@ def write_wav(path, wave: np.ndarray, sample_rate: int) -> Path:
     path = Path(path)
     fmt = {".wav": "WAV", ".flac": "FLAC", ".ogg": "OGG"}.get(path.suffix.lower())
     if fmt is None:
-        raise ValueError(f"{path}: output must end in .wav, .flac or .ogg")
+        raise ValueError(f"{path}: output must end in {', '.join(AUDIO_SUFFIXES)}")
     sub = "VORBIS" if fmt == "OGG" else "PCM_16"
     with atomic_open(path, "wb") as f:
         soundfile.write(f, np.clip(wave, -1.0, 1.0), sample_rate, format=fmt, subtype=sub)
@@ -78,7 +149,7 @@ def write_wav(path, wave: np.ndarray, sample_rate: int) -> Path:
 def write_text(path, text: str) -> Path:
     """TEXT at PATH atomically ('-' is stdout)."""
     if str(path) == "-":
-        sys.stdout.write(text)
+        results().write(text)
         return Path("-")
     with atomic_open(path) as f:
         f.write(text)
