@@ -1,0 +1,80 @@
+"""Sealed sets: a recipe makes every choice on its dev set and only scores its test / eval sets. Each scoring of a
+sealed set is a look; exp/sealed_looks.tsv keeps one line per look (date, set, configuration fingerprint, commit),
+and results.json / RESULTS.md say how many looks each sealed set has had under the current configuration: 1 is a
+clean held-out score, more means the set has been seen while something was still being chosen.
+
+    fp = fingerprint(["conf/train.yaml", "conf/decode.yaml"], options={"threshold": 0.5})
+    counts = record_look("exp", ["test"], fp)          # {"test": 1}
+    looks_line(counts)                                  # "Sealed sets scored under this configuration: test 1 time."
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+from pathlib import Path
+from typing import Dict, Iterable, Mapping, Optional
+
+from .results import git_commit
+
+LOOKS = "sealed_looks.tsv"
+HEADER = "date\tset\tconfig\tcommit"
+
+
+def fingerprint(files: Iterable, options: Optional[Mapping] = None) -> str:
+    """12 hex digits of sha256 over FILES' names and bytes (sorted by name) and OPTIONS (the run's choices that live
+    on the command line). A missing file is an error naming it: a fingerprint must not skip what it cannot read."""
+    h = hashlib.sha256()
+    for path in sorted(Path(f) for f in files):
+        if not path.is_file():
+            raise FileNotFoundError(f"sealed.fingerprint: no such configuration file {path}")
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    h.update(json.dumps(dict(options or {}), sort_keys=True, default=str).encode())
+    return h.hexdigest()[:12]
+
+
+def _rows(exp_dir: Path):
+    path = Path(exp_dir) / LOOKS
+    if not path.is_file():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    rows = []
+    for n, line in enumerate(lines[1:], 2):
+        fields = line.split("\t")
+        if len(fields) != 4:
+            raise ValueError(f"{path}:{n}: expected 4 tab-separated fields ({HEADER}), got {len(fields)}")
+        rows.append(dict(zip(HEADER.split("\t"), fields)))
+    return rows
+
+
+def looks(exp_dir, sets: Iterable[str], config: str) -> Dict[str, int]:
+    """{set: how many times it was scored under CONFIG} from EXP_DIR/sealed_looks.tsv."""
+    rows = _rows(Path(exp_dir))
+    return {s: sum(r["set"] == s and r["config"] == config for r in rows) for s in sets}
+
+
+def record_look(exp_dir, sets: Iterable[str], config: str, commit: Optional[str] = None) -> Dict[str, int]:
+    """One look at each of SETS under CONFIG, appended to EXP_DIR/sealed_looks.tsv; returns the counts after it."""
+    sets = list(sets)
+    exp_dir = Path(exp_dir)
+    exp_dir.mkdir(parents=True, exist_ok=True)
+    _rows(exp_dir)  # a damaged log is an error before it grows
+    path = exp_dir / LOOKS
+    commit = commit if commit is not None else git_commit(exp_dir)
+    now = datetime.datetime.now().isoformat(timespec="seconds")
+    with open(path, "a", encoding="utf-8") as f:
+        if f.tell() == 0:
+            f.write(HEADER + "\n")
+        f.write("".join(f"{now}\t{s}\t{config}\t{commit}\n" for s in sets))
+    return looks(exp_dir, sets, config)
+
+
+def looks_line(counts: Mapping[str, int]) -> str:
+    """The RESULTS.md sentence for COUNTS ({set: looks})."""
+    if not counts:
+        return "No sealed set was scored."
+    parts = [f"{s} {n} time{'s' if n != 1 else ''}" for s, n in counts.items()]
+    seen = [s for s, n in counts.items() if n > 1]
+    tail = (f" ({', '.join(seen)} scored more than once under this configuration: not a clean held-out score)"
+            if seen else "")
+    return f"Sealed sets scored under this configuration: {', '.join(parts)}{tail}."
