@@ -38,6 +38,7 @@ from local_models.common import gpu_report  # noqa: E402
 from local_models.common.cli import positive  # noqa: E402
 from local_models.common.launcher import log_exit_code, log_started  # noqa: E402
 from local_models.jdit.systems import SYSTEMS as JDIT_SYSTEMS  # noqa: E402  (torch-free)
+from local_models.salad.systems import SYSTEMS as SALAD_SYSTEMS  # noqa: E402  (torch-free)
 
 DEFAULT_OUT = gpu_report.RESULTS_FILE
 # environment a recipe run must not inherit (a real corpus location would replace the mini corpus)
@@ -71,7 +72,7 @@ class Recipe:
 
 SAD_SCHED = "paper: 50,000 iterations of 24 chunks of 4 s"
 KSS_SYSTEMS = " ".join(JDIT_SYSTEMS)
-TCSTAR_SYSTEMS = "small_rnn small_salad big_rnn big_salad big_salad_win"
+TCSTAR_SYSTEMS = " ".join(SALAD_SYSTEMS)
 RECIPES = [
     Recipe("fearless_steps/sad1",
            ["--stop-stage", "3", "--train-min", "0.5", "--dev-min", "0.3", "--eval-min", "0.3", "--eval-ood-min", "0",

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from local_models.salad.systems import SYSTEMS  # torch-free
+
 ROOT = Path(__file__).resolve().parents[1]
 SHIFT_S = 0.005
 
@@ -32,7 +34,7 @@ def get_parser():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--recipe", default=str(ROOT / "egs/tcstar/tts1"))
     p.add_argument("--speaker", default="M1", help="whose test dump supplies the inputs")
-    p.add_argument("--systems", default="small_rnn small_salad big_rnn big_salad big_salad_win")
+    p.add_argument("--systems", default=" ".join(SYSTEMS))
     p.add_argument("--config-suffix", default="", help="'' paper sizes, _tiny the mini-corpus sizes")
     p.add_argument("--trained", action="store_true", help="time exp/<speaker>/<system> (trained weights)")
     p.add_argument("--precision", nargs="+", default=["fp32", "bf16", "int8"], choices=["fp32", "bf16", "int8"])

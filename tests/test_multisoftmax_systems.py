@@ -114,3 +114,26 @@ def test_stages_sh_functions():
                         "--model_conf lid_rnn_layers=1")
     assert lines[2] == "--model_conf system=mono --model_conf lang=hi"
     assert r.returncode == 3 and "unknown system 'bogus'" in r.stderr and "DIE system_conf bogus" in r.stderr
+
+
+def test_finetune_exclusions_and_lid_head_from_systems_py():
+    """stages.sh's ft_init_param and decode_system's LID-free test ask systems.py (no system name in the shell)."""
+    assert S.init_exclude("multisoftmax", "hi", ["en", "hi", "or"]) == ["net.heads.en", "net.heads.or"]
+    assert S.init_exclude("onehot", "hi", ["en", "hi"]) == []
+    assert [s for s in S.SYSTEMS if s != "mono" and S.has_lid_head(s)] == ["multisoftmax_lid"]
+    script = f"""set -euo pipefail
+        default_ngpu() {{ echo 0; }}; die() {{ echo "DIE $*" >&2; exit 3; }}; option_files=()
+        . "{STAGES}"
+        langs="en hi or"; inference_model=latest.pth
+        echo "$(ft_init_param multisoftmax or)|$(ft_init_param onehot hi)"
+        echo "$(systems_query lid_head multisoftmax_lid)|$(systems_query lid_head multisoftmax)"
+        ft_init_param mono hi
+    """
+    r = subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True, text=True,
+                       env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    lines = r.stdout.splitlines()
+    assert lines[0] == "exp/multisoftmax/latest.pth:::net.heads.en,net.heads.hi|exp/onehot/latest.pth"
+    assert lines[1] == "multisoftmax_lid|"
+    assert r.returncode == 3 and "unknown finetuning seed 'mono'" in r.stderr
+    stages = STAGES.read_text()
+    assert '= multisoftmax' not in stages and "net.heads" not in stages

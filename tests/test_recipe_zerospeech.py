@@ -77,6 +77,25 @@ def test_resynthesis_in_target_voice(recipe):
     assert inverter["mcd"] == pytest.approx(pooled, rel=1e-9)
 
 
+def test_stage_11_writes_a_valid_zerospeech_2019_submission(recipe):
+    from local_models.common.datadir import read_table
+    from local_models.vqvae.submission import synthesis_names, validate_submission
+
+    sub = recipe / "exp" / "submission_test"
+    utts = list(read_table(recipe / "data" / "test" / "wav.scp"))
+    synthesis = read_table(recipe / "exp" / "inverter_trf_mfcc_k128" / "resynth_test" / "synthesis_list")
+    validate_submission(sub, {"english": (utts, synthesis)})
+    test = sub / "2019" / "english" / "test"
+    assert sorted(p.stem for p in test.glob("*.txt")) == sorted(utts)
+    assert sorted(p.name for p in test.glob("*.wav")) == sorted(synthesis_names(synthesis).values())
+    # one frame a line: the inverter system's codes (stage 5) as codebook embeddings
+    codes = recipe / "exp" / "trf_mfcc_k128" / "codes_test"
+    frames = np.loadtxt(test / f"{utts[0]}.txt", ndmin=2)
+    want = np.load(codes / "codebook.npy")[np.load(codes / "codes" / f"{utts[0]}.npy")]
+    np.testing.assert_allclose(frames, want, rtol=1e-5, atol=1e-6)
+    assert (sub / "2019" / "code" / "model.py").is_file() and (sub / "2019" / "code" / "stages.sh").is_file()
+
+
 def test_malformed_system_fails_before_any_work(recipe):
     proc = run(recipe, "--systems", "trf_mfcc_k128 lstm_k3", check=False)
     assert proc.returncode != 0 and "'lstm_k3' is not" in proc.stderr and "Stage 1" not in proc.stderr

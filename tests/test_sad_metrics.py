@@ -2,7 +2,7 @@
 import pytest
 
 from local_models.common.datadir import DataDirError
-from local_models.sad.labels import merge, read_label_list, read_rttm, to_intervals, to_mask
+from local_models.sad.labels import merge, read_label_list, read_rttm, to_intervals, to_mask, write_rttm
 from local_models.sad.metrics import score
 
 
@@ -71,3 +71,57 @@ def test_label_readers_and_errors(tmp_path):
     (tmp_path / "bad.rttm").write_text("SPEAKER rec1 1 x 0.5\n")
     with pytest.raises(DataDirError, match="bad.rttm:1"):
         read_rttm(tmp_path / "bad.rttm")
+
+
+# Three 10 s files, collar 0.5 s (reference non-speech within 0.5 s of a speech boundary not scored), by hand:
+#   a: ref 0-5,  hyp 0-4:          miss 1 of 5 s speech, FA 0 of 4.5 s scored non-speech  -> DCF 0.75 * 0.2 = 0.15
+#   b: ref 2-4,  hyp 2-4 and 6-8:  miss 0, FA 2 of 7 s (0-1.5, 4.5-10)                   -> DCF 0.25 * 2 / 7
+#   c: ref 0-8,  hyp none:         miss 8 of 8 s, FA 0 of 1.5 s                           -> DCF 0.75
+THREE_REF = {"a": [(0.0, 5.0)], "b": [(2.0, 4.0)], "c": [(0.0, 8.0)]}
+THREE_HYP = {"a": [(0.0, 4.0)], "b": [(2.0, 4.0), (6.0, 8.0)], "c": []}
+THREE_PER_FILE = (0.15 + 0.25 * 2 / 7 + 0.75) / 3  # the FS02 scorer's overall DCF: the mean of the files'
+THREE_POOLED = 0.75 * 9 / 15 + 0.25 * 2 / 13       # times summed: 9 of 15 s missed, 2 of 13 s false alarm
+
+
+def test_per_file_dcf_three_files_by_hand():
+    s = score(THREE_REF, THREE_HYP, {"a": 10.0, "b": 10.0, "c": 10.0}, collar=0.5)
+    assert [s["files"][r]["dcf"] for r in "abc"] == pytest.approx([0.15, 0.25 * 2 / 7, 0.75])
+    assert s["per_file"]["dcf"] == pytest.approx(THREE_PER_FILE)
+    assert s["pooled"]["dcf"] == pytest.approx(THREE_POOLED)
+
+
+def test_results_json_and_table_carry_the_per_file_dcf(tmp_path):
+    """report.score_system (stage 8's results.json entry) and the Table 2 row: pooled and per-file DCF side by side."""
+    from local_models.sad.report import score_system, write_results_md
+
+    data, exp = tmp_path / "data", tmp_path / "exp"
+    for x in ("dev", "eval"):
+        (data / x).mkdir(parents=True)
+        write_rttm(data / x / "ref.rttm", THREE_REF)
+        dec = exp / "stat_sad" / f"decode_{x}"
+        dec.mkdir(parents=True)
+        write_rttm(dec / "hyp.rttm", THREE_HYP)
+        (dec / "reco2dur").write_text("a 10.000\nb 10.000\nc 10.000\n")
+    m = score_system(exp, "stat_sad", ["dev", "eval"], data)
+    assert m["eval"]["dcf"] == pytest.approx(THREE_POOLED) and m["eval"]["dcf_per_file"] == pytest.approx(THREE_PER_FILE)
+    write_results_md(tmp_path / "RESULTS.md", {"systems": {"stat_sad": m}}, "fs02", "dev", "eval", False)
+    md = (tmp_path / "RESULTS.md").read_text()
+    header = next(x for x in md.splitlines() if x.startswith("| system | dev F1"))
+    row = next(x for x in md.splitlines() if x.startswith("| Stat. SAD") or x.startswith("| Statistical"))
+    names, cells = [c.strip() for c in header.split("|")], [c.strip() for c in row.split("|")]
+    ours = {name: cells[names.index(name)] for name in names}  # first occurrence: ours (the paper's columns follow)
+    assert ours["eval DCF"] == f"{100 * THREE_POOLED:.2f}" and ours["eval DCF per-file"] == f"{100 * THREE_PER_FILE:.2f}"
+    assert ours["DCF per-file"] == f"{100 * THREE_PER_FILE:.2f}" and len(cells) == len(names)
+
+
+def test_a_recording_missing_from_the_reference_is_an_error(tmp_path):
+    """No silent 'all non-speech' for a recording the reference does not list; NON-SPEECH lines list one with none."""
+    from local_models.sad.labels import check_covered
+
+    write_rttm(tmp_path / "ref.rttm", {"a": [(1.0, 2.0)], "quiet": []}, {"a": 5.0, "quiet": 3.0})
+    assert "NON-SPEECH quiet 1 0.000 3.000" in (tmp_path / "ref.rttm").read_text()
+    ref = read_rttm(tmp_path / "ref.rttm")
+    assert ref == {"a": [(1.0, 2.0)], "quiet": []}
+    check_covered(ref, ["a", "quiet"], tmp_path, "score it")
+    with pytest.raises(DataDirError, match="no reference for stray: cannot score it"):
+        check_covered(ref, ["a", "quiet", "stray"], tmp_path, "score it")

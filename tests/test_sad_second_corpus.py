@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 from recipe_runner import run_recipe
 
+from local_models.common.datadir import read_table
+from local_models.sad.fs02 import read_system_output
+
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "egs" / "fearless_steps" / "sad1"
 STAGES = ROOT / "local_models" / "sad" / "stages.sh"
@@ -119,6 +122,12 @@ def test_second_corpus_runs_the_shared_stages(recipe):
             dec = d / "exp" / system / f"decode_{subset}"
             assert (dec / "hyp.rttm").read_text().startswith(f"SPEAKER {subset}_")
             assert 0 <= m[subset]["dcf"] <= 1 and 0 <= m[subset]["f1"] <= 1
+            # stage 8's FS02 system-output files: one per recording, tiling it (tests/test_layout_fs02.py: the format)
+            durations = {r: float(v) for r, v in read_table(dec / "reco2dur").items()}
+            assert sorted(p.stem for p in (dec / "fs02").iterdir()) == sorted(durations)
+            for rec, dur in durations.items():
+                rows = read_system_output(dec / "fs02" / f"{rec}.txt")
+                assert rows[0][0] == 0 and rows[-1][1] == pytest.approx(dur)
     # clean bursts at ~20 dB: the statistical SAD finds them (no speech: DCF 0.75; all speech: 0.25)
     assert results["systems"]["stat_sad"]["eval"]["dcf"] < 0.1, results["systems"]["stat_sad"]["eval"]
     assert (d / "RESULTS.md").is_file()

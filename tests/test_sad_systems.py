@@ -223,27 +223,47 @@ def test_stat_sad_beats_energy_on_nonstationary_stream():
 
 
 def test_fs02_reader_fixture(tmp_path):
+    """The release's tree and reference form (tests/layout_fs02.py has the sources): 12 tab-separated columns for
+    Train, an RTTM for Dev (still read), no Eval reference (decode-only)."""
     prep = load_local("prepare_fs02")
     root = tmp_path / "FS02"
-    for split, rec in (("Train", "fs02_train_001"), ("Dev", "fs02_dev_001"), ("Eval", "fs02_eval_001")):
+    for split, rec in (("Train", "FS02_train_001"), ("Dev", "FS02_dev_001"), ("Eval", "FS02_eval_001")):
         d = root / "Data" / "Audio" / "Tracks" / split
         d.mkdir(parents=True)
         soundfile.write(d / f"{rec}.wav", np.zeros(8000 * 5, np.int16), 8000)
     labels = root / "Data" / "Transcripts" / "SAD"
     (labels / "Train").mkdir(parents=True)
     (labels / "Dev").mkdir(parents=True)
-    (labels / "Train" / "fs02_train_001.txt").write_text("0.00 1.20 NS\n1.20 2.50 S\n2.50 5.00 NS\n")
-    (labels / "Dev" / "fs02_dev_001.rttm").write_text(
-        "SPEAKER fs02_dev_001 1 0.50 1.00 <NA> <NA> speech <NA> <NA>\n")
+    (labels / "Train" / "FS02_train_001.txt").write_text("".join(
+        f"FS02_train_001\t0\t{s}\t{e}\t{k}\tmanual" + "\tX" * 6 + "\n"
+        for s, e, k in (("0.0", "1.2", "NS"), ("1.2", "2.5", "S"), ("2.5", "5.0", "NS"))))
+    (labels / "Dev" / "FS02_dev_001.rttm").write_text(
+        "SPEAKER FS02_dev_001 1 0.50 1.00 <NA> <NA> speech <NA> <NA>\n")
     prep.prepare(root, tmp_path / "data")
     data = tmp_path / "data"
-    assert (data / "train" / "ref_segments").read_text() == "fs02_train_001-0000120-0000250 fs02_train_001 1.200 2.500\n"
-    assert "fs02_dev_001 1 0.500 1.000" in (data / "dev" / "ref.rttm").read_text()
+    assert (data / "train" / "ref_segments").read_text() == "FS02_train_001-0000120-0000250 FS02_train_001 1.200 2.500\n"
+    assert "FS02_dev_001 1 0.500 1.000" in (data / "dev" / "ref.rttm").read_text()
     assert not (data / "eval" / "ref.rttm").exists()
-    assert (data / "eval" / "reco2dur").read_text() == "fs02_eval_001 5.000\n"
+    assert (data / "eval" / "reco2dur").read_text() == "FS02_eval_001 5.000\n"
     from local_models.common.validate import validate_data_dir
     for s in ("train", "dev", "eval"):
         assert validate_data_dir(data / s, check_text=False) == []
+
+
+def test_fs02_reader_prefers_sad_references_and_keeps_quiet_recordings(tmp_path):
+    """Another task's transcript of the same stem is not the SAD reference; a recording with no speech stays listed."""
+    prep = load_local("prepare_fs02")
+    root = tmp_path / "FS02"
+    d = root / "Data" / "Audio" / "Tracks" / "Dev"
+    d.mkdir(parents=True)
+    soundfile.write(d / "FS02_dev_001.wav", np.zeros(8000 * 3, np.int16), 8000)
+    for task in ("ASR", "SAD"):
+        (root / "Data" / "Transcripts" / task / "Dev").mkdir(parents=True)
+    (root / "Data" / "Transcripts" / "ASR" / "Dev" / "FS02_dev_001.txt").write_text("hello houston\n")
+    (root / "Data" / "Transcripts" / "SAD" / "Dev" / "FS02_dev_001.txt").write_text(
+        "FS02_dev_001\t0\t0.0\t3.0\tNS\tmanual" + "\tX" * 6 + "\n")
+    prep.prepare(root, tmp_path / "data")
+    assert (tmp_path / "data" / "dev" / "ref.rttm").read_text().startswith("NON-SPEECH FS02_dev_001 1 0.000 3.000")
 
 
 def test_fs02_reader_names_bad_label_line(tmp_path):

@@ -22,6 +22,7 @@ def prep(*args):
 
 
 def make_corpus(root: Path, n=10, lab_every=2):
+    label = frontend.label_text("Sí.").lines[0]  # a full-context label of this recipe's front end
     for spk in ("M1", "F1"):
         for i in range(n):
             stem = f"{spk.lower()}_{i:03d}"
@@ -30,7 +31,7 @@ def make_corpus(root: Path, n=10, lab_every=2):
             soundfile.write(sub / f"{stem}.wav", np.zeros(1600 * (i + 1), dtype=np.float32), 16000)
             (root / spk / f"{stem}.txt").write_text(f"frase número {i}.\n", encoding="utf-8")
             if i % lab_every == 0:
-                (root / spk / f"{stem}.lab").write_text("0 1000000 xx^sil-x\n")
+                (root / spk / f"{stem}.lab").write_text(f"0 1000000 {label}\n")
 
 
 def test_reads_speaker_dirs_and_splits_by_duration(tmp_path):

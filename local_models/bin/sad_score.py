@@ -33,8 +33,9 @@ def main(argv=None):
     for s, m in scored.items():
         for subset in args.sets:
             if subset in m:
-                print(f"sad_score: {s:12s} {subset:6s} DCF {100 * m[subset]['dcf']:6.2f} %  F1 {100 * m[subset]['f1']:6.2f} %",
-                      file=sys.stderr)
+                r = m[subset]
+                print(f"sad_score: {s:12s} {subset:6s} DCF {100 * r['dcf']:6.2f} % (per file {100 * r['dcf_per_file']:6.2f} %)"
+                      f"  F1 {100 * r['f1']:6.2f} %", file=sys.stderr)
     return 0
 
 

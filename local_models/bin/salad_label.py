@@ -1,4 +1,5 @@
-"""Give every utterance of a data dir full-context labels with phone times (run.sh stage 2).
+"""Give every utterance of one or more data dirs full-context labels with phone times (run.sh stage 2; several data
+dirs in one process save its start-up, seconds of imports, per set).
 
 Utterances already in DATA_DIR/lab.scp keep their labels (--force relabels all). The others get labels from the
 Spanish front end with phone times from an espeak-ng rendition of their transcript, DTW-aligned to the recording
@@ -18,15 +19,19 @@ def get_parser():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--nj", type=int, default=1)
     p.add_argument("--force", action="store_true", help="relabel utterances that have labels")
-    p.add_argument("data_dir")
+    p.add_argument("data_dir", nargs="+")
     return p
 
 
 def main(argv=None):
     args = get_parser().parse_args(argv)
-    d = Path(args.data_dir)
+    for d in map(Path, args.data_dir):
+        label_dir(d, args.nj, args.force)
+
+
+def label_dir(d: Path, nj: int, force: bool):
     try:
-        labelled = label_utterances(d, args.nj, args.force)
+        labelled = label_utterances(d, nj, force)
     except (DataDirError, FileNotFoundError, RuntimeError, ValueError) as e:
         sys.exit(f"salad_label: {e}")
     if not labelled.results:

@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from local_models.salad import report
+from local_models.salad import report, systems as names
 
 
 def main(argv=None):
@@ -16,12 +16,16 @@ def main(argv=None):
     p.add_argument("--exp", default="exp")
     p.add_argument("--results", default="RESULTS.md")
     p.add_argument("--corpus", default="mini", help="corpus name for results.json (mini, tcstar)")
+    p.add_argument("--speaker-map", default="", help='corpus speakers -> the names used, as stage 1 mapped them '
+                   '(e.g. "72:M1 73:F1"): the report says which corpus speaker each column is')
+    p.add_argument("--recipe", default=names.RECIPE, help="the recipe's name in results.json (egs/<recipe>)")
     args = p.parse_args(argv)
     exp = Path(args.exp)
     try:
         systems = report.score(exp, args.speakers.split(), args.systems.split(), args.test_sets.split(),
-                               Path(args.results), args.corpus)
-    except report.NoScores as e:
+                               Path(args.results), args.corpus, names.parse_speaker_map(args.speaker_map),
+                               args.recipe)
+    except (report.NoScores, ValueError) as e:
         sys.exit(f"salad_score: {e}")
     print(f"salad_score: {len(systems)} systems -> {exp}/results.json, {args.results}")
 

@@ -4,7 +4,8 @@ recipe dir:
 
     config          exp/<system>/config.yaml (ESPnet's; the model's unit lists live in its model_conf.token_lists)
     model_file      the checkpoint (--inference_model; the feature mean / std are buffers in it)
-    feats_conf      conf/fbank.conf: stage 2's front end (80-dim log-mel, 25 ms / 10 ms, 16 kHz)
+    feats_conf      dump/fbank/fbank.conf: stage 2's front end (conf/fbank.conf's 80-dim log-mel, 25 ms / 10 ms, at
+                    the rate stage 1 prepared the corpus at); conf/fbank.conf when stage 2 never wrote it
     stats_file      dump/fbank/train_all/stats.npz: the normalisation statistics (the same as the checkpoint's)
     units_<name>    data/lang/<lang>/units.txt of every language and data/lang/union/units.txt
     model_card      the card: languages, training data and epochs, the decoding setting of stage 6 and the
@@ -32,6 +33,7 @@ from .units import LANGS, read_units
 
 PAPER = "multisoftmax"
 FEATS_CONF = Path("conf") / "fbank.conf"
+STAGE2_FEATS_CONF = Path("dump") / "fbank" / "fbank.conf"  # conf/fbank.conf + the prepared rate (stages.sh)
 STATS = Path("dump") / "fbank" / "train_all" / "stats.npz"
 DECODE_CONF = "decode_conf.yaml"  # written by the recipe's pack stage: the search stage 6 ran + the switch-off
 DEFAULT_DECODING = {"beam": 4, "chunk": 10, "max_sym_per_frame": 3, "tau": math.inf, "s_th": math.inf}
@@ -91,10 +93,13 @@ def card_decoding(decoding: dict, lid: bool) -> dict:
 
 
 def exp_files(exp_dir, inference_model: str = "valid.loss.best.pth") -> Dict[str, Path]:
-    """What Speech2Text needs from a recipe's exp/<system> dir (the front end from the recipe's conf/)."""
+    """What Speech2Text needs from a recipe's exp/<system> dir (the front end stage 2 used: dump/fbank/fbank.conf,
+    else the recipe's conf/fbank.conf)."""
     exp_dir = Path(exp_dir)
+    recipe = exp_dir.resolve().parent.parent
+    stage2 = recipe / STAGE2_FEATS_CONF
     files = {"config": exp_dir / "config.yaml", "model_file": exp_dir / inference_model,
-             "feats_conf": exp_dir.resolve().parent.parent / FEATS_CONF}
+             "feats_conf": stage2 if stage2.is_file() else recipe / FEATS_CONF}
     if (exp_dir / DECODE_CONF).is_file():
         files["decode_conf"] = exp_dir / DECODE_CONF
     return files

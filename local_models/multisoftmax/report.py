@@ -27,7 +27,7 @@ from .scoring import (ESPNET_HEADER, Counts, espnet_row, pooled, read_text, scor
                       write_sclite)
 from .systems import LABELS, PAPER_SIZE_SYSTEMS, PAPER_SYSTEMS, SYSTEMS, TABLE2_ROWS, TABLE3_ROWS, UNSEEN_ROWS
 
-LANG_NAMES = {"en": "En-IN", "hi": "Hi-IN", "ta": "Ta-IN", "gu": "Gu-IN"}
+LANG_NAMES = {"en": "En-IN", "hi": "Hi-IN", "ta": "Ta-IN", "gu": "Gu-IN", "mr": "Mr-IN", "or": "Or-IN", "te": "Te-IN"}
 # paper 001 tables: row -> (En-IN, Hi-IN, Ta-IN, Gu-IN, Avg., WERR)
 PAPER_LANGS = ("En-IN", "Hi-IN", "Ta-IN", "Gu-IN")
 PAPER_T2 = {"mono": (24.67, 16.2, 32.92, 27.33, 23.97, 0), "vanilla": (35.21, 22.94, 48.56, 28.83, 32.45, -35.35),
@@ -435,9 +435,33 @@ def espnet_lines(dirs: Dict[str, Counts]) -> List[str]:
             ""]
 
 
+def rate_line(data: Path) -> str:
+    """How stage 1 prepared the audio (DATA/sample_rate, DATA/prepared.json): the one rate every language was read
+    at, the rates as recorded and the dev rule of a corpus without a dev set; '' when stage 1 wrote neither."""
+    try:
+        rate = int((data / "sample_rate").read_text(encoding="utf-8").split()[0])
+    except (OSError, ValueError, IndexError):
+        return ""
+    line = f"Every language's audio was read at {rate} Hz for the features (stage 1's data/sample_rate)"
+    try:
+        info = json.loads((data / "prepared.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return line + ": LID cannot tell a language by its bandwidth."
+    by_rate: Dict[int, List[str]] = {}
+    for lang, rates in info.get("rates", {}).items():
+        for r in rates:
+            by_rate.setdefault(r, []).append(lang)
+    recorded = "; ".join(f"{', '.join(ls)} at {r} Hz" for r, ls in sorted(by_rate.items()))
+    up = [l for r, ls in by_rate.items() if r < rate for l in ls]
+    line += (f" (`--sample-rate {info.get('rate_policy')}`; recorded: {recorded})" if recorded else "")
+    line += (f": {', '.join(sorted(up))} upsampled, so a model can tell them by their missing upper band alone."
+             if up else ": LID cannot tell a language by its bandwidth.")
+    return line + (f" Dev: {info['dev']}." if info.get("dev") else "")
+
+
 def write_md(path: Path, rows, t7, prm, langs, own_sets, extra_sets, *, corpus: str, note: str, exp: Path,
              systems: Sequence[str], finetune: Sequence[str], paper_config: Path, env=None, dirs=None,
-             row_utts=None, claims=None) -> None:
+             row_utts=None, claims=None, data: Optional[Path] = None) -> None:
     """RESULTS.md; ENV and CLAIMS: results.json's environment and headline (computed once, in run)."""
     lines = ["# egs/indic/asr1: multi-softmax streaming multilingual RNN-T (paper 001, Joshi et al., Interspeech 2021)",
              "", f"Corpus: **{corpus}**, test sets {', '.join(own_sets)}. {note}".rstrip(), "",
@@ -462,7 +486,9 @@ def write_md(path: Path, rows, t7, prm, langs, own_sets, extra_sets, *, corpus: 
     lines += diff_lines(row_utts or {})
     lines += espnet_lines(dirs or {})
     lid_line = lid_loss_line(exp)
-    lines += ["## Table 5: LID accuracy [%]", ""] + ([lid_line, ""] if lid_line else []) + [
+    rates = rate_line(data) if data is not None else ""
+    lines += ["## Table 5: LID accuracy [%]", ""] + ([lid_line, ""] if lid_line else [])
+    lines += ([rates, ""] if rates else []) + [
               "| Model | " + " | ".join(LANG_NAMES.get(l, l) for l in langs) + " | Avg. | paper |",
               "| --- " * (len(langs) + 3) + "|"]
     for name, m in (("vanilla", rows.get("vanilla")), ("multisoftmax_lid", rows.get("multisoftmax_lid_lidfree"))):
@@ -634,7 +660,7 @@ def run(opts: ScoreOptions) -> int:
     write_md(Path(opts.results), rows, t7, prm, langs, own_sets, extra_sets, corpus=opts.corpus, note=opts.note,
              exp=exp, systems=opts.systems, finetune=opts.finetune, paper_config=Path(opts.paper_config),
              env=results.get("environment"), dirs=scorer.dirs, row_utts=scorer.row_utts,
-             claims=results.get("headline"))
+             claims=results.get("headline"), data=Path(opts.data))
     for name in ("mono", "vanilla", "onehot", "multisoftmax", "multisoftmax_lsp", "multisoftmax_lid_lidfree"):
         if name in rows:
             print(f"multisoftmax_score: {name}: WER {fmt(rows[name].get('wer_avg'))} %, CER {fmt(rows[name].get('cer_avg'))} %",

@@ -2,8 +2,9 @@
 # Multi-softmax RNN-T stages (local_models/multisoftmax; Joshi et al., Interspeech 2021), for any corpus of
 # per-language data: ${langs} (codes of local_models/multisoftmax/units.py LANGS) in native scripts.
 # Stages: 1 data: local/data.sh --langs "${langs}" ${local_data_opts} -> data/<lang>_{train,dev,test} + utt2lid
-#         2 features: conf/fbank.conf (80-dim log-mel, 25 ms / 10 ms, 16 kHz) -> dump/fbank/<set>/feats.{scp,shape},
-#           utt2num_frames (the model stacks 8 frames to 640 dims at a 30 ms rate on the fly)
+#         2 features: conf/fbank.conf (80-dim log-mel, 25 ms / 10 ms) at the one rate stage 1 prepared every
+#           language at (data/sample_rate; local/data.sh --sample-rate) -> dump/fbank/fbank.conf (packed in stage 8),
+#           dump/fbank/<set>/feats.{scp,shape}, utt2num_frames (the model stacks 8 frames to 640 dims at 30 ms)
 #         3 units: graphemes + B_graphemes (word start) + <blank> per language (from <lang>_train only)
 #           and their union -> data/lang/{<lang>,union}/units.txt; every set's transcript ->
 #           data/<set>/text_norm (WER reference) and data/<set>/text_units (B_x y z B_u ...)
@@ -86,10 +87,8 @@ system_conf() {
 # ft_init_param SEED LANG: --init_param of a finetuning: the seed's checkpoint; a multi-softmax seed's other
 # languages' heads are left out (ESPnet's <file>:<src>:<dst>:<exclude prefixes> form)
 ft_init_param() {
-    local seed=$1 lang=$2 l ex=""
-    if [ "${seed}" = multisoftmax ]; then
-        for l in ${langs}; do [ "${l}" = "${lang}" ] || ex+="${ex:+,}net.heads.${l}"; done
-    fi
+    local seed=$1 lang=$2 ex
+    ex=$(systems_query init_exclude --langs "${langs}" "${seed}" "${lang}") || die "ft_init_param ${seed} ${lang}"
     echo "exp/${seed}/${inference_model}${ex:+:::${ex}}"
 }
 lang_of() { systems_query lang_of "$1"; }   # mono_<lang>, ft_<seed>_<lang> -> <lang>; "" = every language
@@ -122,12 +121,33 @@ train_system() {
     fi
 }
 
+# write_feats_conf: stage 2's front end -> dump/fbank/fbank.conf (what every set is extracted with and stage 8
+# packs): conf/fbank.conf, then the rate stage 1 prepared the corpus at (data/sample_rate; the later option wins),
+# so every language's audio is read at that one rate (local/data.sh: by default the lowest rate of the languages)
+write_feats_conf() {
+    local rate=""
+    require conf/fbank.conf "a feature config"
+    if [ -f data/sample_rate ]; then
+        rate=$(cat data/sample_rate)
+        [[ "${rate}" =~ ^[1-9][0-9]*$ ]] || die "data/sample_rate: '${rate}' is not a sample rate in Hz (stage 1 writes it)"
+    fi
+    mkdir -p dump/fbank
+    { echo "# stage 2's front end: conf/fbank.conf${rate:+, read at ${rate} Hz (data/sample_rate, stage 1)}"
+      cat conf/fbank.conf
+      if [ -n "${rate}" ]; then echo "--sample-rate ${rate}"; fi
+    } > dump/fbank/fbank.conf.tmp
+    mv dump/fbank/fbank.conf.tmp dump/fbank/fbank.conf
+    if [ -n "${rate}" ]; then log "Stage 2: every set read at ${rate} Hz (data/sample_rate) -> dump/fbank/fbank.conf"
+    else log "Stage 2: no data/sample_rate: conf/fbank.conf's rate -> dump/fbank/fbank.conf"; fi
+}
+
 # extract SET: log-mel features of data/SET -> dump/fbank/SET/feats.{scp,shape}, utt2num_frames, utt2dur
 extract() {
     local x=$1 d=dump/fbank/$1
-    rm -rf "${d}"  # nothing stale: a rerun of stage 2 leaves what a first run leaves
+    # make_feats replaces only the feature tables: older logs, stage 4's text_int / lid_int / utt2category go too
+    rm -rf "${d}"
     # shellcheck disable=SC2046,SC2154  # the config's lines are extract_feats options; cmd.sh sets decode_cmd
-    make_feats --nj "${nj}" --cmd "${decode_cmd}" "data/${x}" "${d}" $(grep -v '^#' conf/fbank.conf)
+    make_feats --nj "${nj}" --cmd "${decode_cmd}" "data/${x}" "${d}" $(grep -v '^#' dump/fbank/fbank.conf)
 }
 
 # make_units: stage 3's units of ${sets} ${extra_sets} (local_models.bin.multisoftmax_units)
@@ -143,6 +163,7 @@ prepare_test_set() {
         require "data/${x}/wav.scp" "stage 1 (data) or your --test_sets data dir"
         validate_data_dir --no-feats "data/${x}"
         log "Stage 6: data/${x} has no features yet: extracting them (stage 2's step)"
+        [ -f dump/fbank/fbank.conf ] || write_feats_conf
         extract "${x}"
     fi
     if [ ! -f "data/${x}/text_norm" ]; then
@@ -173,13 +194,14 @@ own_test_sets() {
 # decode_system NAME: stage 6 for exp/NAME on every test set: language known (a monolingual or finetuned model only
 # on the sets that hold its language); multisoftmax_lid also LID-free with the switch-off grid
 decode_system() {
-    local s=$1 l x
+    local s=$1 l x lid
     l=$(lang_of "${s}")
+    lid=$(systems_query lid_head "${s}") || die "decode_system ${s}"   # non-empty: LID-free by its LID head
     for x in ${test_sets}; do
         if [ -n "${l}" ] && ! cut -d' ' -f2 "data/${x}/utt2lid" | grep -qx "${l}"; then continue; fi
         log "Stage 6: decode ${x} with ${s} (language known) -> exp/${s}/decode_${x}/known"
         decode_pool decode "${s}" "${x}" known ${l:+--only_lang "${l}"}
-        if [ "${s}" = multisoftmax_lid ]; then
+        if [ -n "${lid}" ]; then
             log "Stage 6: decode ${x} with ${s}, language not known (+ switch-off grid: ${switch_off_grid})"
             decode_pool decode "${s}" "${x}" lidfree --switch_off_grid "${switch_off_grid}" \
                 --switch_off_dir "exp/${s}/decode_${x}/switchoff"
@@ -187,7 +209,7 @@ decode_system() {
     done
     # the dev sets the switch-off setting is chosen on (stage 7), never the test sets: with the recipe's own test
     # sets only (a user's extra set keeps the choice of the main run), and only when the grid has a choice
-    if [ "${s}" = multisoftmax_lid ] && [ "$(wc -w <<< "${switch_off_grid}")" -gt 1 ] && own_test_sets; then
+    if [ -n "${lid}" ] && [ "$(wc -w <<< "${switch_off_grid}")" -gt 1 ] && own_test_sets; then
         for l in ${langs}; do
             if [ ! -f "dump/fbank/${l}_dev/feats.scp" ]; then log "Stage 6: no dump/fbank/${l}_dev to choose on"; continue; fi
             log "Stage 6: decode ${l}_dev with ${s}, language not known, switch-off grid (to choose the setting on dev)"
@@ -223,11 +245,11 @@ stage_data() {
 stage_features() {
     local x
     log "Stage 2: 80-dim log-mel (25 ms / 10 ms) -> dump/fbank/<set>/feats.{scp,shape}, utt2num_frames"
-    require conf/fbank.conf "a feature config"
     for x in ${sets} ${extra_sets}; do
         require "data/${x}/wav.scp" "stage 1 (data)"
         validate_data_dir --no-feats "data/${x}"
     done
+    write_feats_conf
     for x in ${sets} ${extra_sets}; do extract "${x}"; done
 }
 

@@ -6,6 +6,8 @@ ft_<seed>_<lang>). model.py, pack.py, report.py and stages.sh read them from her
     python -m local_models.multisoftmax.systems expand --langs "en hi" mono vanilla    # mono_en mono_hi vanilla
     python -m local_models.multisoftmax.systems system_conf multisoftmax_lsp           # --model_conf system=... ...
     python -m local_models.multisoftmax.systems check mono_en ft_onehot_hi             # exit 1 on an unknown name
+    python -m local_models.multisoftmax.systems init_exclude --langs "en hi" multisoftmax hi   # net.heads.en
+    python -m local_models.multisoftmax.systems lid_head multisoftmax_lid              # multisoftmax_lid
 
 Adding a system: an entry in SYSTEMS, LABELS and DESCRIPTIONS (and, if it is one of the paper's, its table rows).
 """
@@ -29,6 +31,7 @@ SYSTEMS: Dict[str, dict] = {
     "multisoftmax_lid": dict(system="multisoftmax", lid=True),
 }
 SEED_HEAD_ONLY = ("multisoftmax",)  # finetuning seeds that keep only their language's head: a mono model results
+HEAD_PARAMS = "net.heads."  # the checkpoint's prefix of one language's head (model.py: self.heads[<lang>])
 
 # model cards (pack.py): what each system is
 DESCRIPTIONS = {
@@ -108,6 +111,19 @@ def base_system(system: str) -> str:
     return m.group(1) if m else system
 
 
+def init_exclude(seed: str, lang: str, langs: Sequence[str]) -> List[str]:
+    """Checkpoint prefixes a finetuning of SEED on LANG leaves out: the other languages' heads of a SEED_HEAD_ONLY
+    seed ("discarding the remaining parameters", paper Section 4.1); none for any other seed."""
+    check_seed(seed)
+    return [f"{HEAD_PARAMS}{l}" for l in langs if l != lang] if seed in SEED_HEAD_ONLY else []
+
+
+def has_lid_head(name: str) -> bool:
+    """Whether system NAME decodes without the language by its own LID head (LID-free decoding, stage 6)."""
+    check(name)
+    return bool(SYSTEMS.get(name, {}).get("lid"))
+
+
 def check(name: str) -> None:
     """NAME is a system of SYSTEMS (mono as mono_<lang>; also bare), or a finetuning ft_<seed>_<lang> of one."""
     if name.startswith("ft_"):
@@ -163,6 +179,13 @@ def get_parser() -> argparse.ArgumentParser:
     q.add_argument("names", nargs="*")
     q = sub.add_parser("lang_of", help="the one language of mono_<lang> / ft_<seed>_<lang> (else nothing)")
     q.add_argument("name")
+    q = sub.add_parser("init_exclude", help="a finetuning's checkpoint prefixes left out, comma-separated "
+                                            "(the other languages' heads of a head-only seed; else nothing)")
+    q.add_argument("--langs", required=True)
+    q.add_argument("seed")
+    q.add_argument("lang")
+    q = sub.add_parser("lid_head", help="print the name if the system decodes LID-free by its LID head, else nothing")
+    q.add_argument("name")
     q = sub.add_parser("system_conf", help="stage 4's --model_conf options of a system (or a finetuning)")
     q.add_argument("name")
     q.add_argument("--lid_weight", default="1.0", help="multisoftmax_lid: LID loss weight")
@@ -190,6 +213,11 @@ def main(argv=None) -> int:
             for s in args.seeds.split():
                 check_seed(s)
             out = []
+        elif args.query == "init_exclude":
+            prefixes = init_exclude(args.seed, args.lang, args.langs.split())
+            out = [",".join(prefixes)] if prefixes else []
+        elif args.query == "lid_head":
+            out = [args.name] if has_lid_head(args.name) else []
         elif args.query == "lang_of":
             out = [lang_of(args.name)] if lang_of(args.name) else []
         else:

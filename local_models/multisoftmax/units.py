@@ -49,13 +49,19 @@ import numpy as np
 
 from local_models.common.datadir import DataDirError, atomic_open, iter_lines
 
-# The recipe's languages (paper Table 1) and their scripts. Another language needs only a line here:
-# normalisation is script-agnostic.
+# The recipe's languages and their scripts: the paper's four (Table 1) and the other languages of MUCS 2021
+# (egs/indic/asr1/local/prepare_mucs.py). Another language needs only a line here: normalisation is script-agnostic
+# and every unit inventory is built from the language's own training text (build_vocab). Hindi and Marathi share
+# Devanagari: vanilla's language-by-script (decode.lang_by_script) tells them apart only by graphemes one of them
+# lacks in training (Marathi's ळ), else it is a tie (no language).
 LANGS: Dict[str, str] = {
     "en": "Indian English (Latin script)",
     "hi": "Hindi (Devanagari)",
     "ta": "Tamil (Tamil script)",
     "gu": "Gujarati (Gujarati script)",
+    "mr": "Marathi (Devanagari)",
+    "or": "Odia (Odia script)",
+    "te": "Telugu (Telugu script)",
 }
 BLANK = "<blank>"
 UNK = "<unk>"

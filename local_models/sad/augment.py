@@ -289,6 +289,6 @@ def augment_data_dir(src, dst, wav_dir, types: Sequence[str], copies: int = 1, s
             out_events[new] = list(events.get(rec, [])) + added  # the source's events sound in the copy too
             made[str(aug_type)] = made.get(str(aug_type), 0) + 1
     write_data_dir(dst, out_scp, {r: r for r in out_scp}, extra={"reco2dur": {r: dur[r] for r in out_scp}})
-    write_rttm(dst / "ref.rttm", {r: v for r, v in out_ref.items() if v})
+    write_rttm(dst / "ref.rttm", {r: out_ref.get(r, []) for r in out_scp}, {r: float(dur[r]) for r in out_scp})
     write_events(dst / "events", out_events)
     return made

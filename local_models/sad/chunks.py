@@ -8,11 +8,11 @@ from pathlib import Path
 import kaldiio
 import numpy as np
 
-from local_models.common.datadir import DataDirError, atomic_open, write_table
+from local_models.common.datadir import DataDirError, atomic_open, read_table, write_table
 from local_models.common.features import shard_writer
 
 from .detectors import SHIFT
-from .labels import load_reference, to_mask
+from .labels import check_covered, load_reference, to_mask
 
 
 def chunk_starts(rng: np.random.Generator, frames: int, chunk_frames: int, chunks_per_frame_span: float):
@@ -36,11 +36,12 @@ def make_chunks(feats_scp, data_dir, out_dir, chunk_frames: int = 400, chunks_pe
     ref = load_reference(data_dir)
     if not ref:
         raise DataDirError(data_dir, None, "no reference (ref.rttm or ref_segments): cannot label chunks")
+    check_covered(ref, read_table(feats_scp), data_dir, "label its chunks")
     with shard_writer(out / "feats") as feats, shard_writer(out / "labels") as labels:
         for rec, mat in kaldiio.load_scp_sequential(feats_scp):
             mat = np.asarray(mat, dtype=np.float32)
             T = mat.shape[0]
-            lab = to_mask(ref.get(rec, []), T, SHIFT).astype(np.float32)
+            lab = to_mask(ref[rec], T, SHIFT).astype(np.float32)
             for s in chunk_starts(rng, T, C, chunks_per_frame_span):
                 key = f"{rec}-{s:07d}"
                 feats[key] = mat[s: s + C]

@@ -13,7 +13,7 @@ from local_models.common.datadir import DataDirError, atomic_open, read_table
 
 from .detectors import SHIFT, Detector
 from .events import load_events, robustness
-from .labels import Intervals, load_reference, to_intervals, write_rttm, write_segments
+from .labels import Intervals, check_covered, load_reference, to_intervals, write_rttm, write_segments
 from .metrics import score
 
 PRIMARY_COLLAR = 0.5  # FS02 scorer default; thresholds are tuned on pooled DCF with this collar
@@ -90,7 +90,9 @@ def tune_threshold(detector: Detector, system: str, decode_dir, data_dir, thresh
     ref = load_reference(data_dir)
     if not ref:
         raise DataDirError(data_dir, None, "no reference (ref.rttm or ref_segments) to tune on")
-    rows = sweep(detector, load_scores(decode_dir), load_durations(decode_dir), ref, detector.sweep,
+    durations = load_durations(decode_dir)
+    check_covered(ref, durations, data_dir, "tune on it")
+    rows = sweep(detector, load_scores(decode_dir), durations, ref, detector.sweep,
                  events=load_events(data_dir))
     bounded = fa_bounded_row(rows)
     with atomic_open(f"{threshold_file}.sweep.json") as f:

@@ -1,17 +1,23 @@
-"""Speech/non-speech labels as time intervals: RTTM, Kaldi segments, FS02 `start end label` lists,
-and conversion to frame masks on a fixed time grid."""
+"""Speech/non-speech labels as time intervals: RTTM, Kaldi segments, FS02 reference files (the FS02 scoring
+toolkit's 12 tab-separated columns, or `start end label` lines), and conversion to frame masks on a fixed time grid.
+
+A reference lists every recording it annotates: a recording with no speech at all keeps one RTTM `NON-SPEECH`
+line (a NIST RTTM type) over its duration, so "annotated, no speech" differs from "not annotated"."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, Iterable, List, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from local_models.common.datadir import DataDirError, atomic_open, iter_lines
 
 Intervals = List[Tuple[float, float]]
-SPEECH_LABELS = {"s", "sp", "speech", "1"}
-NONSPEECH_LABELS = {"ns", "nonspeech", "non-speech", "non_speech", "nsp", "0", "silence", "sil"}
+# FS02 / NIST OpenSAD interval types (scoreFile_SAD.pl): S and RI (unintelligible speech) are speech; NS, NT (no
+# transmission), RX (button off) and RS (adjudicated non-speech) are not
+SPEECH_LABELS = {"s", "sp", "speech", "1", "ri"}
+NONSPEECH_LABELS = {"ns", "nonspeech", "non-speech", "non_speech", "nsp", "0", "silence", "sil", "nt", "rx", "rs"}
+FS02_COLUMNS = 12  # file, channel, start, end, S/NS, annotation kind ("manual"), six "X" placeholders
 
 
 def merge(intervals: Iterable[Tuple[float, float]], gap: float = 0.0) -> Intervals:
@@ -26,44 +32,67 @@ def merge(intervals: Iterable[Tuple[float, float]], gap: float = 0.0) -> Interva
 
 
 def read_rttm(path) -> Dict[str, Intervals]:
-    """SPEAKER lines: type file chan tbeg tdur ortho stype name conf slat; any name counts as speech."""
+    """SPEAKER lines: type file chan tbeg tdur ortho stype name conf slat; any name counts as speech. NON-SPEECH
+    lines only list their file (with no speech, unless SPEAKER lines give some)."""
     out: Dict[str, Intervals] = {}
     for lineno, line in iter_lines(path):
         f = line.split()
         if not f or f[0].startswith(";"):
             continue
-        if f[0] != "SPEAKER" or len(f) < 5:
-            raise DataDirError(path, lineno, "expected 'SPEAKER <file> <chan> <tbeg> <tdur> ...'")
+        if f[0] not in ("SPEAKER", "NON-SPEECH") or len(f) < 5:
+            raise DataDirError(path, lineno, "expected 'SPEAKER <file> <chan> <tbeg> <tdur> ...' "
+                                             "(or a NON-SPEECH line)")
         try:
             start, dur = float(f[3]), float(f[4])
         except ValueError:
             raise DataDirError(path, lineno, "tbeg/tdur are not numbers") from None
         if dur <= 0 or start < 0:
             raise DataDirError(path, lineno, f"bad interval start={start} duration={dur}")
-        out.setdefault(f[1], []).append((start, start + dur))
+        speech = out.setdefault(f[1], [])
+        if f[0] == "SPEAKER":
+            speech.append((start, start + dur))
     return {k: merge(v) for k, v in out.items()}
 
 
-def read_label_list(path) -> Intervals:
-    """FS02-style `<start> <end> <label>` lines (label S/NS, speech/non-speech, 1/0); speech kept."""
+def label_fields(path, lineno: int, line: str):
+    """(file or None, start, end, label) of one FS02 reference line: the toolkit's 12 tab-separated columns (file, channel,
+    start, end, S/NS, ...), or `<start> <end> <label>` (spaces or commas)."""
+    tabs = line.rstrip("\r\n").split("\t")
+    if len(tabs) > 1:
+        if len(tabs) != FS02_COLUMNS:
+            raise DataDirError(path, lineno, f"{len(tabs)} tab-separated columns, expected {FS02_COLUMNS} (file, channel, "
+                                             "start, end, S/NS, kind, 6 x X: the FS02 scoring toolkit's reference)")
+        return tabs[0].strip(), tabs[2], tabs[3], tabs[4].strip()
+    f = line.replace(",", " ").split()
+    if len(f) == FS02_COLUMNS:  # the toolkit's columns with the tabs turned into spaces
+        return f[0], f[2], f[3], f[4]
+    if len(f) != 3:
+        raise DataDirError(path, lineno, f"expected {FS02_COLUMNS} tab-separated columns (FS02 toolkit) or "
+                                         "'<start> <end> <label>'")
+    return None, f[0], f[1], f[2]
+
+
+def read_label_list(path, rec: Optional[str] = None) -> Intervals:
+    """An FS02 reference file of one recording (label_fields; labels S/NS, speech/non-speech, 1/0 and the OpenSAD
+    types RI / NT / RX / RS); speech kept. With REC, a 12-column line naming another file is an error."""
     speech: Intervals = []
     for lineno, line in iter_lines(path):
-        f = line.replace(",", " ").split()
-        if not f:
+        if not line.strip():
             continue
-        if len(f) < 3:
-            raise DataDirError(path, lineno, "expected '<start> <end> <label>'")
+        name, a, b, label = label_fields(path, lineno, line)
+        if rec is not None and name is not None and name != rec:
+            raise DataDirError(path, lineno, f"names file '{name}', expected '{rec}'")
         try:
-            start, end = float(f[0]), float(f[1])
+            start, end = float(a), float(b)
         except ValueError:
-            raise DataDirError(path, lineno, "start/end are not numbers") from None
-        label = f[2].lower()
-        if not end > start:
+            raise DataDirError(path, lineno, f"start/end '{a}' '{b}' are not numbers") from None
+        if not end > start or start < 0:
             raise DataDirError(path, lineno, f"end {end} is not after start {start}")
-        if label in SPEECH_LABELS:
+        if label.lower() in SPEECH_LABELS:
             speech.append((start, end))
-        elif label not in NONSPEECH_LABELS:
-            raise DataDirError(path, lineno, f"unknown label '{f[2]}' (speech: S/speech/1, non-speech: NS/non-speech/0)")
+        elif label.lower() not in NONSPEECH_LABELS:
+            raise DataDirError(path, lineno, f"unknown label '{label}' (speech: S/RI/speech/1, non-speech: "
+                                             "NS/NT/RX/RS/non-speech/0)")
     return merge(speech)
 
 
@@ -77,11 +106,15 @@ def read_segments_by_rec(path) -> Dict[str, Intervals]:
     return {k: merge(v) for k, v in out.items()}
 
 
-def write_rttm(path, speech: Dict[str, Intervals]) -> None:
+def write_rttm(path, speech: Dict[str, Intervals], durations: Optional[Mapping[str, float]] = None) -> None:
+    """SPEAKER lines of every speech interval; a recording with none gets a NON-SPEECH line over its duration
+    (from DURATIONS; without one it is left out, as before)."""
     with atomic_open(path) as f:
         for rec in sorted(speech, key=str.encode):
             for s, e in speech[rec]:
                 f.write(f"SPEAKER {rec} 1 {s:.3f} {e - s:.3f} <NA> <NA> speech <NA> <NA>\n")
+            if not speech[rec] and durations and float(durations.get(rec, 0)) > 0:
+                f.write(f"NON-SPEECH {rec} 1 0.000 {float(durations[rec]):.3f} <NA> <NA> <NA> <NA> <NA>\n")
 
 
 def write_segments(path, speech: Dict[str, Intervals]) -> None:
@@ -117,3 +150,12 @@ def load_reference(data_dir) -> Dict[str, Intervals]:
     if (data_dir / "ref_segments").is_file():
         return read_segments_by_rec(data_dir / "ref_segments")
     return {}
+
+
+def check_covered(ref: Mapping[str, Intervals], recs: Iterable[str], data_dir, what: str) -> None:
+    """Every recording of RECS must be in the reference: one missing would be taken as all non-speech."""
+    missing = sorted(set(recs) - set(ref))
+    if missing:
+        shown = " ".join(missing[:5]) + (f" ... ({len(missing)} in all)" if len(missing) > 5 else "")
+        raise DataDirError(Path(data_dir), None, f"no reference for {shown}: cannot {what} (a recording with no "
+                                                 "speech needs a NON-SPEECH line in ref.rttm)")

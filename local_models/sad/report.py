@@ -16,7 +16,7 @@ from local_models.common.training import training_record
 from .decisions import (FA_BOUND, FA_BOUND_KINDS, FA_BOUND_SUFFIX, PRIMARY_COLLAR, bounded_path, load_durations,
                         load_scores, read_threshold_file)
 from .events import NONSPEECH_KINDS, SNR_BANDS, band_name, load_events, robustness, separability
-from .labels import load_reference, read_rttm
+from .labels import check_covered, load_reference, read_rttm
 from .metrics import score
 from .systems import BASELINES, NETS, PAPER_RTF, PAPER_TABLE2, SEPARABILITY_ROWS, SYSTEMS
 
@@ -43,6 +43,7 @@ def score_system(exp: Path, system: str, sets, data: Path):
         if not ref or not (dec / "hyp.rttm").is_file():
             continue
         hyp, durs = read_rttm(dec / "hyp.rttm"), load_durations(dec)
+        check_covered(ref, durs, data / s, "score it")
         with_collar = score(ref, hyp, durs, PRIMARY_COLLAR)
         no_collar = score(ref, hyp, durs, 0.0)
         r = with_collar["pooled"]
@@ -411,28 +412,28 @@ def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str,
         "Metrics (paper eq. 2-4, NIST OpenSAD convention as in the FS02 scorer): time scored on a 1 ms grid;",
         f"DCF = 0.75 P_miss + 0.25 P_fa; P, R, F1 over speech time. Collar {PRIMARY_COLLAR} s: reference non-speech within",
         f"{PRIMARY_COLLAR} s of a reference speech boundary is not scored (speech always is). Pooled over all files",
-        "(times summed) unless marked per-file. Every system's threshold was tuned on dev (lowest pooled DCF) and",
-        "applied unchanged to eval, except the majority vote's, which is the rule itself: speech where at least 2 of",
-        "CNN + HMM, RNN + HMM and the segment RNN of this table (the dev-best (L, S) when that row is there) say so,",
-        "each at its own tuned threshold. All values in %.",
+        "(times summed) unless marked per-file: the mean of the files' DCFs, the FS02 scorer's overall figure. Every",
+        "system's threshold was tuned on dev (lowest pooled DCF) and applied unchanged to eval, except the majority",
+        "vote's, which is the rule itself: speech where at least 2 of CNN + HMM, RNN + HMM and the segment RNN of this",
+        "table (the dev-best (L, S) when that row is there) say so, each at its own tuned threshold. All values in %.",
         "",
         f"## Table 2 shape: {dev} F1 / P / R / DCF and {evl} DCF (ours | paper)",
         "",
-        f"| system | {dev} F1 | P | R | DCF | DCF no collar | DCF per-file | {evl} DCF | {evl} DCF no collar | threshold "
-        "| paper F1 | P | R | DCF | eval DCF |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| system | {dev} F1 | P | R | DCF | DCF no collar | DCF per-file | {evl} DCF | {evl} DCF no collar "
+        f"| {evl} DCF per-file | threshold | paper F1 | P | R | DCF | eval DCF |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, (label, pf1, pp, pr, pdcf, pedcf) in PAPER_TABLE2.items():
         m = systems.get(name)
         if m is None and name == "seg_rnn_devbest":
             continue  # only when the grid's best (L, S) is not the training config's
         if m is None:
-            ours = "not run here | – | – | – | – | – | – | – | –"
+            ours = "not run here | – | – | – | – | – | – | – | – | –"
         else:
             d, e = m.get(dev, {}), m.get(evl, {})
             ours = (f"{pct(d.get('f1'))} | {pct(d.get('precision'))} | {pct(d.get('recall'))} | {pct(d.get('dcf'))} | "
                     f"{pct(d.get('dcf_no_collar'))} | {pct(d.get('dcf_per_file'))} | {pct(e.get('dcf'))} | "
-                    f"{pct(e.get('dcf_no_collar'))} | {m.get('threshold', '–')}")
+                    f"{pct(e.get('dcf_no_collar'))} | {pct(e.get('dcf_per_file'))} | {m.get('threshold', '–')}")
         lines.append(f"| {label} | {ours} | {paper(pf1)} | {paper(pp)} | {paper(pr)} | {paper(pdcf)} | {paper(pedcf)} |")
     threads = {m.get("threads") for m in systems.values() if "threads" in m}
     lines += [

@@ -12,9 +12,16 @@
 #   7 segment-RNN (L, S) grid of paper Fig. 7 (${seg_grid}; one seg_rnn per point -> exp/seg_grid/, dev DCF
 #     at each point's best threshold, needs a dev reference; a dev-best point not exp/seg_rnn's: seg_rnn_devbest;
 #     then majority_vote, >= 2 of cnn_hmm, rnn_hmm and that seg RNN)
-#   8 score (DCF / P / R / F1 with and without collar -> exp/results.json, ${results_md}, plots)
+#   8 score (DCF / P / R / F1 with and without collar, pooled and averaged per file as the FS02 scorer does ->
+#     exp/results.json, ${results_md}, plots) of the sets with a reference; with --fs02-output true (default) first
+#     the FS02 challenge's system-output files of every decoded set, with or without a reference (FS02's Eval) ->
+#     exp/<system>/decode_<set>/fs02/<rec>.txt (9 tab-separated columns, speech / non-speech covering the recording:
+#     python -m local_models.bin.sad_fs02_output --help)
 #   9 pack (stat_sad + the neural systems: net, tuned threshold, card -> exp/<system>/packed/model.tar.gz)
 # Any data dir with a wav.scp can be decoded: ./run.sh --stage 5 --test-sets "my_set" (data/my_set).
+# A set without a reference (ref.rttm / ref_segments; FS02's Eval) is decode-only: stages 5-6 decode and segment it,
+# stage 8 writes its system-output files but no score row. A reference must list every recording of its set (one
+# with no speech: a NON-SPEECH line); stages 3, 6 and 8 stop naming a recording it lacks.
 # How a corpus uses this file: its run.sh sources path.sh, cmd.sh, then this file (the stage options below and
 # their defaults), sets its own values of them and its corpus-only options, parses the command line
 # (. parse_options.sh), puts its corpus options into local_data_opts and calls run_stages, in its own dir. The
@@ -50,6 +57,7 @@ inference_model=valid.loss.best.pth  # checkpoint that decodes: valid.loss.best.
 train_args=""           # extra ESPnet2 training options, verbatim (they win), e.g. "--max_epoch 1"
 inference_args=""       # extra sad_decode options, verbatim
 results_md=RESULTS.md   # stage 8's report
+fs02_output=true        # stage 8 also writes the FS02 challenge's system-output files of every decoded set
 local_data_opts=""      # options of stage 1's local/data.sh
 
 # uniq_words "WORDS": the words in first-seen order, each followed by a space
@@ -347,15 +355,30 @@ seg_grid_stage() {
     vote_system
 }
 
+# fs02_outputs "SYSTEMS": the FS02 challenge's system-output files of every decoded set of every system of SYSTEMS
+# (with or without a reference) -> exp/<system>/decode_<set>/fs02/<rec>.txt
+fs02_outputs() {
+    local s x dirs=()
+    for s in $1; do
+        for x in $(decode_sets); do
+            require "exp/${s}/decode_${x}/hyp.rttm" "stage 6 (segments)"
+            dirs+=("exp/${s}/decode_${x}")
+        done
+    done
+    python -m local_models.bin.sad_fs02_output "${dirs[@]}"
+}
+
 # score_sets: stage 8, DCF / P / R / F1 of every system on the sets with a reference -> exp/results.json, the report
+# (first, with --fs02-output true, every decoded set's system-output files)
 score_sets() {
     local x s scored="" score_systems=${systems}
+    [ -f exp/seg_rnn_devbest/model_dir ] && score_systems+=" seg_rnn_devbest"  # stage 7's dev-best (L, S)
+    if [ "${fs02_output}" = true ]; then fs02_outputs "${score_systems}"; fi
     for x in $(decode_sets); do has_ref "${x}" && scored+=" ${x}"; done
     if [ -z "${scored}" ]; then
-        log "no reference in $(decode_sets): detected speech is in exp/<system>/decode_<set>/{segments,hyp.rttm}"
+        log "no reference in $(decode_sets): detected speech is in exp/<system>/decode_<set>/{segments,hyp.rttm,fs02/}"
         return 0
     fi
-    [ -f exp/seg_rnn_devbest/model_dir ] && score_systems+=" seg_rnn_devbest"  # stage 7's dev-best (L, S)
     for s in ${score_systems}; do
         for x in ${scored}; do require "exp/${s}/decode_${x}/hyp.rttm" "stage 6 (segments)"; done
     done
@@ -419,7 +442,7 @@ run_stages() {
         fi
     fi
     if stage_enabled 8; then
-        log "Stage 8: scoring -> exp/results.json, ${results_md}, exp/images/"
+        log "Stage 8: scoring -> exp/results.json, ${results_md}, exp/images/ (FS02 system outputs: ${fs02_output})"
         score_sets
     fi
     if stage_enabled 9; then

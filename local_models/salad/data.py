@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 from pathlib import Path
-from typing import Dict, Iterator, Optional, Tuple
+from typing import Dict, Iterator, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -82,11 +82,21 @@ def utterance_frames(utt: str, wav_entry: str, lab: str, questions: str, f0_meth
     return utt, acou, ling.astype(np.float32), x.astype(np.float32), durations, linguistic.phone_names(lab)
 
 
-def _job(args):
+class FrameJob(NamedTuple):
+    """One utterance of dump_set: utterance_frames' arguments, by name (a pool worker gets one picklable item)."""
+    utt: str
+    wav_entry: str
+    lab: str
+    questions: str
+    f0_method: str
+    max_dur_frames: int
+
+
+def _job(job: FrameJob):
     try:
-        return utterance_frames(*args)
+        return utterance_frames(job.utt, job.wav_entry, job.lab, job.questions, job.f0_method, job.max_dur_frames)
     except Exception as e:  # name the utterance: a pool traceback alone does not
-        raise RuntimeError(f"utterance '{args[0]}': {e}") from e
+        raise RuntimeError(f"utterance '{job.utt}': {e}") from e
 
 
 def dump_set(data_dir, out_dir, questions: str, f0_method: str = "harvest", nj: int = 1,
@@ -101,7 +111,8 @@ def dump_set(data_dir, out_dir, questions: str, f0_method: str = "harvest", nj: 
     wavs = read_table(data_dir / "wav.scp")
     if max_dur_frames is None:
         max_dur_frames = max_phone_frames(labs, questions)
-    jobs = [(u, wavs[u], labs[u], str(questions), f0_method, max_dur_frames) for u in sorted(labs, key=str.encode)]
+    jobs = [FrameJob(u, wavs[u], labs[u], str(questions), f0_method, max_dur_frames)
+            for u in sorted(labs, key=str.encode)]
     out_dir.mkdir(parents=True, exist_ok=True)
     shapes = {"acou": {}, "ling": {}, "lingp": {}}
     durations, phones = {}, {}

@@ -22,14 +22,11 @@ from typing import Dict, Optional
 import yaml
 
 from . import acoustic
+from .systems import DURATION as DURATION_SYSTEM
+from .systems import LABELS, QUESTIONS, RECIPE
 
-DURATION_SYSTEM = "duration"
 DURATION_CHECKPOINT = "valid.loss.best.pth"
-QUESTIONS = Path("conf") / "questions_es.hed"
 SAMPLE_RATE = 16000
-# the acoustic systems' names in the card (the packed model's "architecture") and RESULTS.md's tables
-LABELS = {"small_rnn": "Small RNN", "small_salad": "Small SALAD", "big_rnn": "Big RNN", "big_salad": "Big SALAD",
-          "big_salad_win": "Big SALAD, windowed attention (ours)"}
 
 
 def feature_settings() -> dict:
@@ -61,7 +58,7 @@ def _stats_file(exp_dir: Path, recipe: Path, spk: str) -> Path:
     return recipe / "dump" / spk / "stats.npz"
 
 
-def exp_files(exp_dir, model_file: str = "valid.mcd.best.pth") -> Dict[str, Path]:
+def exp_files(exp_dir, model_file: str = "valid.mcd.best.pth", questions: str = QUESTIONS) -> Dict[str, Path]:
     """{key: path} of what synthesis from raw text needs, for the trained acoustic system EXP_DIR."""
     exp_dir = Path(exp_dir)
     recipe, spk, system = _layout(exp_dir)
@@ -72,7 +69,7 @@ def exp_files(exp_dir, model_file: str = "valid.mcd.best.pth") -> Dict[str, Path
     dur = exp_dir.parent / DURATION_SYSTEM
     return {"config": exp_dir / "config.yaml", "model_file": exp_dir / model_file,
             "duration_config": dur / "config.yaml", "duration_model_file": dur / DURATION_CHECKPOINT,
-            "questions": recipe / QUESTIONS, "stats_file": stats, "duration_stats": stats.with_name("dur_stats.npz")}
+            "questions": recipe / questions, "stats_file": stats, "duration_stats": stats.with_name("dur_stats.npz")}
 
 
 def _best_epoch(exp_dir: Path, checkpoint: str) -> Optional[int]:
@@ -101,7 +98,7 @@ def _lines(path: Path) -> int:
     return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()) if path.is_file() else 0
 
 
-def card_of(recipe: Path, spk: str, system: str, checkpoint: str) -> dict:
+def card_of(recipe: Path, spk: str, system: str, checkpoint: str, recipe_name: str = RECIPE) -> dict:
     exp = recipe / "exp"
     train = recipe / "dump" / spk / "train"
     frames = sum(int(v.split()[1]) for v in (train / "utt2num_frames").read_text().splitlines() if v.strip()) \
@@ -114,7 +111,7 @@ def card_of(recipe: Path, spk: str, system: str, checkpoint: str) -> dict:
     metrics.update({k: dur[k] for k in ("dur_rmse_frames", "dur_rmse_ms", "dur_pearson") if k in dur})
     windows = _lines(recipe / "dump" / spk / "train_windows" / "pos")
     return {
-        "corpus": results.get("corpus", "unknown"), "recipe": "egs/tcstar/tts1", "language": "es (Castilian)",
+        "corpus": results.get("corpus", "unknown"), "recipe": f"egs/{recipe_name}", "language": "es (Castilian)",
         "speaker": spk, "architecture": LABELS.get(system, system),
         "task": "text-to-speech: Spanish text -> front-end full-context labels -> duration model (LSTM) -> "
                 "acoustic model -> WORLD vocoder",
@@ -134,14 +131,16 @@ def card_of(recipe: Path, spk: str, system: str, checkpoint: str) -> dict:
     }
 
 
-def pack_system(recipe_dir, system: str, out, inference_model: str = "valid.mcd.best.pth") -> Path:
-    """Pack exp/SYSTEM (SYSTEM = <spk>/<acoustic system>) of RECIPE_DIR with its speaker's duration model."""
+def pack_system(recipe_dir, system: str, out, inference_model: str = "valid.mcd.best.pth",
+                questions: str = QUESTIONS, recipe_name: str = RECIPE) -> Path:
+    """Pack exp/SYSTEM (SYSTEM = <spk>/<acoustic system>) of RECIPE_DIR with its speaker's duration model and the
+    question file QUESTIONS (relative to RECIPE_DIR); RECIPE_NAME (egs/<name>) goes to the card."""
     from local_models.common.pack import pack_model
 
     recipe = Path(recipe_dir).absolute()
     exp_dir = recipe / "exp" / system
     _, spk, name = _layout(exp_dir)
-    files = exp_files(exp_dir, inference_model)
+    files = exp_files(exp_dir, inference_model, questions)
     feats = exp_dir / "packed" / "feats.yaml"
     feats.parent.mkdir(parents=True, exist_ok=True)
     feats.write_text(yaml.safe_dump(feature_settings(), sort_keys=False), encoding="utf-8")
@@ -149,7 +148,7 @@ def pack_system(recipe_dir, system: str, out, inference_model: str = "valid.mcd.
     return pack_model(out, paper="salad", system=system, recipe_dir=recipe,
                       files={k: v for k, v in files.items() if k not in yaml_keys},
                       yaml_files={**{k: files[k] for k in yaml_keys}, "feats": feats},
-                      card=card_of(recipe, spk, name, inference_model))
+                      card=card_of(recipe, spk, name, inference_model, recipe_name))
 
 
 __all__ = ["exp_files", "pack_system", "feature_settings", "card_of"]

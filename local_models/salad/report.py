@@ -3,7 +3,11 @@ exp/results.json and RESULTS.md (paper Table 2 shape, the paper's numbers beside
 benchmarks/salad_latency.py when exp/latency.json exists) and the F0 histograms of ground truth, Big RNN and Big
 SALAD (paper Fig. 2).
 
-    score(exp, speakers, systems, test_sets, results_md, corpus) -> systems   the whole stage
+    score(exp, speakers, systems, test_sets, results_md, corpus, speaker_map, recipe) -> systems   the whole stage
+
+The paper's columns are keyed by its speaker names (M1, F1): a corpus whose speakers are numbered (TC-STAR's 72,
+73, ...) is mapped onto them in stage 1 (--speaker_map "72:M1 73:F1"), and the tables say which corpus speaker
+each column is; a speaker with no column in the paper gets a line saying so instead of empty paper cells.
 """
 import json
 from pathlib import Path
@@ -15,23 +19,14 @@ from local_models.common.datadir import atomic_open
 from local_models.common.plots import pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, load_text, update_results
 
-from .pack import LABELS
 from .predicted import DTW_METRIC
+from .systems import DURATION, LABELS, PAPER, PAPER_LATENCY, PAPER_SPEAKERS, RECIPE
 
 
 class NoScores(Exception):
     """No decode_<set>/scores.json to report on."""
 
 
-# paper 000 Table 2: speaker -> system -> (#params M, MCD dB, F0 RMSE Hz, V/UV accuracy %)
-PAPER = {
-    "M1": {"small_rnn": (1.17, 5.18, 13.64, 94.9), "small_salad": (1.04, 5.92, 16.33, 93.8),
-           "big_rnn": (9.85, 5.15, 13.58, 94.9), "big_salad": (9.66, 5.43, 14.56, 94.5)},
-    "F1": {"small_rnn": (1.17, 4.63, 15.11, 96.8), "small_salad": (1.04, 5.25, 20.15, 96.4),
-           "big_rnn": (9.85, 4.73, 15.44, 96.9), "big_salad": (9.66, 4.84, 19.36, 96.6)},
-}
-PAPER_LATENCY = {"small_rnn": 63.74, "small_salad": 4.715, "big_rnn": 64.84, "big_salad": 5.455}  # Table 3, s
-DURATION = "duration"  # exp/<spk>/duration: the speaker's MUSA duration model
 METRIC = ("MCD: 40 mel-cepstra c0..c39 (WORLD CheapTrick -> pysptk sp2mc, alpha 0.41), frames paired 1:1 "
           "by the forced durations (no DTW), (10 sqrt(2) / ln 10) * sqrt(sum_n (c_n - c'_n)^2) pooled over all test "
           "frames. F0 RMSE in Hz over frames voiced in the reference, predicted F0 = exp(predicted interpolated "
@@ -144,17 +139,38 @@ def two_stage(systems: dict, speakers, names) -> list:
     return lines
 
 
-def table2(systems: dict, speakers, names) -> list:
+def corpus_speaker(spk: str, speaker_map: dict) -> str:
+    """' = corpus speaker 72' when the speaker map named SPK, else ''."""
+    corpus = {name: c for c, name in (speaker_map or {}).items()}.get(spk)
+    return f" = corpus speaker {corpus}" if corpus else ""
+
+
+def no_paper_column(spk: str) -> str:
+    return (f"Speaker {spk} has no column in the paper, which reports its speakers {' and '.join(PAPER_SPEAKERS)} "
+            f"only: to compare with them, name the corpus speakers that are the paper's in stage 1, e.g. "
+            f"`./run.sh --speaker_map \"72:M1 73:F1\"` (TC-STAR's directories -> the paper's names).")
+
+
+def table2(systems: dict, speakers, names, speaker_map: dict = None) -> list:
     lines = []
     for spk in speakers:
-        lines += [f"**{spk}** (test set `{spk}_test`)", "",
-                  "| Model | #Params (ours / paper) | MCD [dB] ours | paper | F0 [Hz] ours | paper | A [%] ours | paper |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        paper = PAPER.get(spk)
+        lines += [f"**{spk}**{corpus_speaker(spk, speaker_map)} (test set `{spk}_test`)", ""]
+        if paper is None:
+            lines += [no_paper_column(spk), "", "| Model | #Params | MCD [dB] | F0 [Hz] | A [%] |",
+                      "| --- | --- | --- | --- | --- |"]
+        else:
+            lines += ["| Model | #Params (ours / paper) | MCD [dB] ours | paper | F0 [Hz] ours | paper | A [%] ours "
+                      "| paper |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for s in names:
             m = systems.get(f"{spk}_{s}")
             if not m or "mcd" not in m:
                 continue
-            p = PAPER.get(spk, {}).get(s)
+            if paper is None:
+                lines.append(f"| {LABELS.get(s, s)} | {m['params_m']:.2f} M | {fmt(m['mcd'])} | {fmt(m['f0_rmse'])} "
+                             f"| {fmt(m['vuv_acc'], 1)} |")
+                continue
+            p = paper.get(s)
             lines.append(f"| {LABELS.get(s, s)} | {m['params_m']:.2f} M / {fmt(p and p[0])} M | {fmt(m['mcd'])} | "
                          f"{fmt(p and p[1])} | {fmt(m['f0_rmse'])} | {fmt(p and p[2])} | {fmt(m['vuv_acc'], 1)} | "
                          f"{fmt(p and p[3], 1)} |")
@@ -391,16 +407,17 @@ def departure_lines(exp: Path) -> list:
     return lines
 
 
-def write_md(path: Path, results: dict, speakers, names, stds: dict, lat, corpus: str, exp: Path = None) -> None:
+def write_md(path: Path, results: dict, speakers, names, stds: dict, lat, corpus: str, exp: Path = None,
+             speaker_map: dict = None, recipe: str = RECIPE) -> None:
     systems = results["systems"]
-    lines = ["# egs/tcstar/tts1: SALAD vs MUSA-RNN (paper 000, Pascual et al., Interspeech 2019)", "",
+    lines = [f"# egs/{recipe}: SALAD vs MUSA-RNN (paper 000, Pascual et al., arXiv:1808.10678, 2018)", "",
              f"Written by `run.sh` stage 6 (`local_models/bin/salad_score.py`) from this run's decodes. Corpus: "
              f"{corpus}" + (" (espeak-ng Spanish mini corpus: male M1 + female F1 voices, tiny configs on 2 CPU "
                             "cores; the paper trains on 100 min per TC-STAR speaker: numbers are not comparable "
                             "in level, only in ordering)" if corpus == "mini" else "")
              + f". Commit {results.get('commit')}, {results.get('hardware')}.", "",
              *environment_lines(results.get("environment") or {}), *headline_lines(results.get("headline")),
-             "## Paper Table 2 shape: objective results per speaker", "", *table2(systems, speakers, names),
+             "## Paper Table 2 shape: objective results per speaker", "", *table2(systems, speakers, names, speaker_map),
              *convergence(systems),
              "## MCD gap SALAD - RNN", "", *gaps(systems, speakers), "", *window_gap(systems, speakers)]
     pred = two_stage(systems, speakers, names)
@@ -419,7 +436,7 @@ def write_md(path: Path, results: dict, speakers, names, stds: dict, lat, corpus
     lines += latency_lines(lat) + [""] if lat else ["Not measured in this run: `python benchmarks/salad_latency.py` "
                                                    "writes exp/latency.json and exp/images/latency.png.", ""]
     lines += departure_lines(exp) if exp is not None else []
-    lines += gpu_report.section("tcstar/tts1") + [""]
+    lines += gpu_report.section(recipe) + [""]
     with atomic_open(path) as f:
         f.write("\n".join(lines))
 
@@ -441,9 +458,11 @@ def attach_latency(systems: dict, lat: dict, speakers) -> None:
                                                   f"speedup_vs_big_rnn_{prec}": f["speedup_vs_big_rnn"]})
 
 
-def score(exp: Path, speakers, names, sets, results_md: Path, corpus: str) -> dict:
-    """Collect the decodes under `exp`, merge exp/latency.json when present, update exp/results.json, draw
-    exp/images/f0_hist_<spk>.png and write `results_md`; returns the systems. NoScores when nothing was decoded."""
+def score(exp: Path, speakers, names, sets, results_md: Path, corpus: str, speaker_map: dict = None,
+          recipe: str = RECIPE) -> dict:
+    """Collect the decodes under `exp`, merge exp/latency.json when present, update exp/results.json (as RECIPE's),
+    draw exp/images/f0_hist_<spk>.png and write `results_md`, saying which corpus speaker of SPEAKER_MAP (corpus ->
+    name) each speaker is; returns the systems. NoScores when nothing was decoded."""
     systems = collect(exp, speakers, names, sets)
     if not systems:
         raise NoScores(f"no decode_<set>/scores.json under {exp}: run stage 5 first")
@@ -451,8 +470,8 @@ def score(exp: Path, speakers, names, sets, results_md: Path, corpus: str) -> di
     lat = json.loads(lat_file.read_text()) if lat_file.is_file() else None
     if lat:
         attach_latency(systems, lat, speakers)
-    results = update_results(exp / "results.json", "tcstar/tts1", corpus, systems,
+    results = update_results(exp / "results.json", recipe, corpus, systems,
                              headline=lambda merged: headline(merged, speakers, lat))
     stds = f0_histograms(exp, speakers, lambda spk: f"{spk}_test", exp / "images")
-    write_md(results_md, results, speakers, names, stds, lat, corpus, exp)
+    write_md(results_md, results, speakers, names, stds, lat, corpus, exp, speaker_map, recipe)
     return systems

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SALAD vs MUSA-RNN stages (paper 000, Pascual et al.): Spanish text-to-speech, one model set per speaker of a
 # corpus; acoustic models on forced and predicted durations. Stages:
-#   1 data: local/data.sh --nj N --seed S --speakers "..." ${local_data_opts} -> data/<spk>_{train,valid,test}
+#   1 data: local/data.sh --nj N --seed S --speakers "..." --speaker_map "..." ${local_data_opts}
+#     -> data/<spk>_{train,valid,test}
 #   2 labels: full-context labels with phone times for every utterance that has none (front end + espeak-ng
 #     rendition DTW-aligned to the recording) -> data/<set>/lab.scp
 #   3 features: WORLD 43-dim acoustic + question-file linguistic frames, phone vectors + durations
@@ -20,15 +21,18 @@
 # set by every speaker's. Speed (paper Table 3, Fig. 3) is measured by benchmarks/salad_latency.py.
 # Use (a corpus's egs/<corpus>/<task>/run.sh): source this file after path.sh and cmd.sh, set the corpus's values
 # of the options below (speakers, corpus, ...), source parse_options.sh, add its data options to local_data_opts,
-# then call run_stages. The recipe dir holds local/data.sh (it takes --nj, --seed, --speakers), ${questions} and
-# conf/tuning/train_{<system>,duration}${train_config_suffix}.yaml.
+# then call run_stages. The recipe dir holds local/data.sh (it takes --nj, --seed, --speakers, --speaker_map),
+# ${questions} and conf/tuning/train_{<system>,duration}${train_config_suffix}.yaml. The paper's Table 2 columns
+# are its speakers M1 and F1 (python -m local_models.salad.systems paper_speakers): a corpus whose speakers are
+# numbered maps two of them onto those names in stage 1 (--speaker_map "72:M1 73:F1").
 option_files+=("${BASH_SOURCE[0]}")
 
 stage=1
 stop_stage=7
 nj=2                    # parallel jobs: data, labels, features; trainings at a time on the CPU
 speakers=""             # the corpus's speakers (run.sh sets them): one model set each, data/<spk>_{train,valid,test}
-# the paper's four models (Table 1) + the windowed-attention Big SALAD
+speaker_map=""          # corpus speaker directory -> name used here, e.g. "72:M1 73:F1" (the paper's M1 / F1)
+# the paper's four models (Table 1) + the windowed-attention Big SALAD (local_models/salad/systems.py SYSTEMS)
 systems="small_rnn small_salad big_rnn big_salad big_salad_win"
 test_sets=""            # default: <spk>_test of every speaker
 train_config_suffix=""  # conf/tuning/train_<system>${suffix}.yaml: "" paper size, _tiny mini corpus, _smoke tests
@@ -62,12 +66,17 @@ models_for() {
     echo "${speakers}"
 }
 
-# make_labels SET: stage 2 for one data dir (lab.scp; utterances without a label get the front end + alignment)
+# make_labels SET...: stage 2 for data dirs (lab.scp; utterances without a label get the front end + alignment),
+# all in one salad_label process
 make_labels() {
-    require "data/$1/wav.scp" "stage 1 (data) or your own data dir with wav.scp + text"
-    validate_data_dir --no-feats "data/$1"
-    log "Stage 2: labels of data/$1 (utterances without one get front end + espeak-ng alignment)"
-    python -m local_models.bin.salad_label --nj "${nj}" "data/$1"
+    local x
+    for x in "$@"; do
+        require "data/${x}/wav.scp" "stage 1 (data) or your own data dir with wav.scp + text"
+        validate_data_dir --no-feats "data/${x}"
+    done
+    log "Stage 2: labels of data/{$(echo "$@" | tr ' ' ',')} (utterances without one get front end + espeak-ng" \
+        "alignment)"
+    python -m local_models.bin.salad_label --nj "${nj}" "${@/#/data/}"
 }
 
 # speaker_feats SPK: stage 3 for one speaker's training data -> dump/SPK/{train,valid}, statistics, windows
@@ -165,9 +174,8 @@ decode_system() {
 stage_labels() {
     local spk x sets=""
     for spk in ${speakers}; do for x in train valid test; do sets+=" ${spk}_${x}"; done; done
-    for x in $(echo "${sets} $1" | tr ' ' '\n' | awk 'NF && !seen[$0]++'); do
-        make_labels "${x}"
-    done
+    # shellcheck disable=SC2046  # set names: words
+    make_labels $(echo "${sets} $1" | tr ' ' '\n' | awk 'NF && !seen[$0]++')
 }
 
 # stage_feats TESTS: stage 3: every speaker's training data, then the test sets TESTS for the speakers decoding them
@@ -217,16 +225,29 @@ stage_pack() {
     done
 }
 
+# check_names: stop on an unknown system or a malformed --speaker_map; say which speakers the paper has no column for
+check_names() {
+    local off
+    # shellcheck disable=SC2086  # systems: a word list
+    python -m local_models.salad.systems check ${systems} || die "--systems: see above"
+    python -m local_models.salad.systems speaker_map "${speaker_map}" > /dev/null || die "--speaker_map: see above"
+    off=$(python -m local_models.salad.systems unmapped "${speakers}")
+    [ -z "${off}" ] || log "Speakers with no column in the paper (its M1, F1): ${off}; their tables show ours only" \
+        "(TC-STAR: map two corpus speakers onto the paper's with --speaker_map \"72:M1 73:F1\")"
+}
+
 # run_stages: the stages in [stage, stop_stage], after checking the device options (setup_devices)
 run_stages() {
     local tests
     setup_devices
     [ -n "${speakers}" ] || die "--speakers is empty: give the corpus's speakers (data/<spk>_{train,valid,test})"
+    check_names
     tests=$(all_test_sets)
     if stage_enabled 1; then
         log "Stage 1: data -> data/<spk>_{train,valid,test}"
         # shellcheck disable=SC2086  # local_data_opts: a word list
-        local/data.sh --seed "${seed}" --nj "${nj}" --speakers "${speakers}" ${local_data_opts}
+        local/data.sh --seed "${seed}" --nj "${nj}" --speakers "${speakers}" --speaker_map "${speaker_map}" \
+            ${local_data_opts}
     fi
     if stage_enabled 2; then stage_labels "${tests}"; fi
     if stage_enabled 3; then stage_feats "${tests}"; fi
@@ -235,7 +256,8 @@ run_stages() {
     if stage_enabled 6; then
         log "Stage 6: score -> exp/results.json, ${results_md}, exp/images/"
         python -m local_models.bin.salad_score --speakers "${speakers}" --systems "${systems}" \
-            --test-sets "${tests}" --corpus "${corpus}" --exp exp --results "${results_md}"
+            --test-sets "${tests}" --corpus "${corpus}" --speaker-map "${speaker_map}" --exp exp \
+            --results "${results_md}"
     fi
     if stage_enabled 7; then stage_pack; fi
 }

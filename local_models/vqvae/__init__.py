@@ -13,5 +13,7 @@ Modules:
   whose file handling is in `unitsio`);
 - `frontend`: the recipe's feature settings (one definition); `pack`: the recipe's pack stage (archives + cards);
 - `demo`: the recipe demo's fresh input and summary;
-- `report`: the recipe's results.json / RESULTS.md tables, checks and plot.
+- `report`: the recipe's results.json / RESULTS.md tables, checks and plot;
+- `systems`: the system names, presets and paper rows (torch-free; stages.sh's `python -m` queries);
+- `submission`: the ZeroSpeech 2019 track's submission directory, written and validated.
 """

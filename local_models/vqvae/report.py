@@ -13,22 +13,8 @@ from local_models.common.plots import pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, update_results
 from local_models.common.training import training_record
 
-# paper 003 (English test set): system -> (table, label, ABX %, bitrate bits/s)
-PAPER = {
-    "trf_logmel_k128": (1, "TrfVQVAE with log-Mel (K = 128)", 33.79, 171.05),
-    "trf_mfcc_k128": (1, "TrfVQVAE with MFCC (K = 128)", 21.91, 170.42),
-    "conv_mfcc_k256": (2, "Conv VQVAE (stride 4, K = 256) [2019]", 24.17, 184.32),
-    "trf_mfcc_k64": (2, "TrfVQVAE (stride 4, K = 64)", 22.72, 141.82),
-    "trf_mfcc_k256": (2, "TrfVQVAE (stride 4, K = 256)", 21.94, 194.69),
-    "trf_mfcc_k512": (2, "TrfVQVAE (stride 4, K = 512)", 21.6, 217.47),
-    "trf_mfcc_k128_s1e-2": (3, "+ temp smooth (lambda = 1e-2)", 21.88, 169.02),
-    "trf_mfcc_k128_s5e-3": (3, "+ temp smooth (lambda = 5e-3)", 21.67, 169.2),
-    "trf_mfcc_k128_s1e-3": (3, "+ temp smooth (lambda = 1e-3)", 21.75, 169.56),
-    "trf_mfcc_k128_j0.05": (3, "+ temp jitter (p = 0.05)", 21.57, 166.19),
-    "trf_mfcc_k128_j0.075": (3, "+ temp jitter (p = 0.075)", 21.70, 164.08),
-    "trf_mfcc_k128_s5e-3_j0.05": (3, "+ smooth (5e-3) + jitter (0.05), submitted", 20.71, 171.99),
-    "trf_mfcc_k128_s1e-3_j0.05": (3, "+ smooth (1e-3) + jitter (0.05)", 20.14, 167.02),
-}
+from .systems import PAPER  # paper 003 (English test set): system -> (table, label, ABX %, bitrate bits/s)
+
 TABLE_TITLES = {1: "Table 1 shape: MFCC vs log-mel input (Transformer VQ-VAE, K = 128, stride 4)",
                 2: "Table 2 shape: conv VQ-VAE (2019) vs Transformer VQ-VAE over codebook size K",
                 3: "Table 3 shape: temporal smoothing (lambda) and jitter (p), Transformer VQ-VAE K = 128"}

@@ -16,6 +16,9 @@
 #  9 score: exp/results.json, ${results_md} (paper Tables 1-3 shapes), exp/images/
 # 10 pack every system and the inverter: exp/{<system>,inverter_<system>}/packed/model.tar.gz (the
 #    `speech-to-units` / `units-to-speech` commands and local_models.vqvae.inference take them)
+# 11 ZeroSpeech 2019 submission of ${inverter_system} per test set -> exp/submission_<set>/ (the ZeroSpeech 2020
+#    layout of the 2019 track: metadata.yaml, 2019/{metadata.yaml,code/,english/test/}: <utt>.txt per test
+#    utterance, one code embedding a frame; <voice>_<id>.wav per synthesis-list line), validated
 # Any data dir with a wav.scp (any rate: resampled to 16 kHz) can be encoded, its bitrate measured (ABX too with a
 # phones.ctm or abx.item) and resynthesised: ./run.sh --stage 5 --test-sets "my_set" (features and items made then).
 # Optional files of a test set: phones.ctm or abx.item (ABX), bitrate_list (the utterances the bitrate is measured
@@ -28,7 +31,7 @@
 option_files+=("${BASH_SOURCE[0]}")
 
 stage=1
-stop_stage=10
+stop_stage=11
 nj=2  # parallel jobs: feature extraction, encoding, VQ-VAE trainings (one thread each)
 test_sets="test"
 # systems: names (trf|conv)_(mfcc|logmel)_k<K>[_s<lambda>][_j<p>][_seed<N>] and presets (expand_systems): "tables"
@@ -49,6 +52,9 @@ inference_model=valid.loss.best.pth  # checkpoint that encodes / inverts: valid.
 train_args=""           # extra ESPnet2 training options (VQ-VAE and inverter), verbatim (they win), e.g. "--max_epoch 1"
 inference_args=""       # extra vqvae_extract options, verbatim
 results_md=RESULTS.md   # where stage 9 writes the tables (local/demo.sh: exp/demo/, leaving the committed one alone)
+submission_author="${USER:-unknown}"  # stage 11's metadata.yaml: author, affiliation, units
+submission_affiliation=unknown
+submission_units=embedding  # a frame's line: its code's embedding (embedding) or one-hot vector (one-hot)
 
 # System names: (trf|conv)_(mfcc|logmel)_k<K>[_s<lambda>][_j<p>][_seed<N>]: encoder, input features, codebook
 # size, temporal smoothing weight, jitter probability. A "_seed<N>" suffix trains a replicate of a system with
@@ -64,61 +70,25 @@ results_md=RESULTS.md   # where stage 9 writes the tables (local/demo.sh: exp/de
 #   default  tables + seeds 1-4 of the three compared systems (the default of --systems)
 #   seeds15  default + seeds 5-14 of trf_mfcc_k256 and conv_mfcc_k256
 
-# preset_tables: the systems of every row of paper Tables 1-3
-preset_tables() {
-    echo "trf_mfcc_k128 trf_logmel_k128 conv_mfcc_k256 trf_mfcc_k64 trf_mfcc_k256 trf_mfcc_k512 trf_mfcc_k128_s1e-2" \
-        "trf_mfcc_k128_s5e-3 trf_mfcc_k128_s1e-3 trf_mfcc_k128_j0.05 trf_mfcc_k128_j0.075 trf_mfcc_k128_s5e-3_j0.05" \
-        "trf_mfcc_k128_s1e-3_j0.05"
-}
-
-# system_re: the regular expression of a system name (its groups: system_conf)
-system_re() {
-    printf '%s\n' '^(trf|conv)_(mfcc|logmel)_k([0-9]+)(_s([0-9.]+(e-?[0-9]+)?))?(_j(0?\.[0-9]+))?(_seed([0-9]+))?$'
-}
-
-# replicates FIRST LAST SYSTEM...: <system>_seed<N> for N in FIRST..LAST, seed by seed
-replicates() {
-    local first=$1 last=$2 n s; shift 2
-    for n in $(seq "${first}" "${last}"); do for s in "$@"; do echo -n "${s}_seed${n} "; done; done
+# The names live in local_models/vqvae/systems.py (grammar, presets, paper rows); the shell asks it.
+vqvae_systems() {
+    python -m local_models.vqvae.systems "$@"
 }
 
 # expand_systems WORD...: the system names of --systems, its presets expanded (each name once, in order)
 expand_systems() {
-    local w
-    for w in "$@"; do
-        case ${w} in
-            tables) echo -n "$(preset_tables) " ;;
-            default) echo -n "$(preset_tables) $(replicates 1 4 trf_mfcc_k128 conv_mfcc_k256 trf_mfcc_k256)" ;;
-            seeds15) expand_systems default; echo -n " "; replicates 5 14 trf_mfcc_k256 conv_mfcc_k256 ;;
-            *) echo -n "${w} " ;;
-        esac
-    done | tr ' \n' '\n\n' | awk 'NF && !seen[$0]++' | tr '\n' ' ' | sed 's/ $//'
+    vqvae_systems expand "$@"
 }
 
 # check_systems SYSTEM...: fail before any work on a malformed system name (or --inverter-system) or an inverter
 # system that is not among SYSTEM... (the expanded --systems)
 check_systems() {
-    local s re
-    re=$(system_re)
-    for s in "$@" ${inverter_system}; do
-        [[ "${s}" =~ ${re} ]] || die "system '${s}' is not (trf|conv)_(mfcc|logmel)_k<K>[_s<lambda>][_j<p>][_seed<N>]"
-    done
-    [[ " $* " == *" ${inverter_system} "* ]] || die "--inverter-system '${inverter_system}' is not in --systems"
+    vqvae_systems check "${inverter_system}" "$@" || die "bad --systems / --inverter-system (above)"
 }
 
 # system_conf SYSTEM: "<feat> <espnet options>" of a system name
 system_conf() {
-    local re
-    re=$(system_re)
-    [[ "$1" =~ ${re} ]]
-    local enc=transformer
-    [ "${BASH_REMATCH[1]}" = conv ] && enc=conv
-    local opts="--model_conf encoder_type=${enc} --model_conf num_codes=${BASH_REMATCH[3]}"
-    # as plain decimals: YAML would read "5e-3" as a string
-    [ -n "${BASH_REMATCH[5]}" ] && opts+=" --model_conf smooth_weight=$(awk -v x="${BASH_REMATCH[5]}" 'BEGIN {print x + 0}')"
-    [ -n "${BASH_REMATCH[8]}" ] && opts+=" --model_conf jitter_p=$(awk -v x="${BASH_REMATCH[8]}" 'BEGIN {print x + 0}')"
-    [ -n "${BASH_REMATCH[10]}" ] && opts+=" --seed ${BASH_REMATCH[10]}"  # a replicate (after --seed ${seed}: wins)
-    echo "${BASH_REMATCH[2]} ${opts}"
+    vqvae_systems conf "$1"
 }
 
 # feature_sets: the data sets stage 2 extracts: train, voice and the test sets (each once)
@@ -420,6 +390,28 @@ stage_pack() {
     for s in "$@" "${inv#exp/}"; do pack_system vqvae "${s}"; done
 }
 
+# stage_submission: stage 11, the ZeroSpeech 2019 submission of ${inverter_system} for every test set
+stage_submission() {
+    local x out inv codes f code=()
+    inv=$(inverter_dir)
+    for f in "${MAIN_ROOT}"/local_models/vqvae/*.py "${BASH_SOURCE[0]}" run.sh \
+            conf/tuning/train_{vqvae,inverter}${train_config_suffix}.yaml; do
+        code+=(--code "${f}")  # the code that made the units: 2019/code/
+    done
+    for x in ${test_sets}; do
+        out=exp/submission_${x}; codes=exp/${inverter_system}/codes_${x}
+        require "${codes}/codebook.npy" "stage 5 (encoding)"
+        require "${inv}/resynth_${x}/wav.scp" "stage 8 (resynthesis)"
+        log "Stage 11: ZeroSpeech 2019 submission of ${inverter_system} on ${x} -> ${out}"
+        python -m local_models.bin.vqvae_submission write --test-scp "data/${x}/wav.scp" \
+            --synthesis-list "${inv}/resynth_${x}/synthesis_list" --codes-dir "${codes}" \
+            --wav-scp "${inv}/resynth_${x}/wav.scp" --units "${submission_units}" --author "${submission_author}" \
+            --affiliation "${submission_affiliation}" --system-description "Transformer VQ-VAE units and codebook \
+inverter (Tjandra et al., ZeroSpeech 2020 track 2019), system ${inverter_system}, corpus ${corpus}" \
+            "${code[@]}" "${out}"
+    done
+}
+
 # run_stages: stages ${stage}..${stop_stage} (the recipe's run.sh calls it after parse_options.sh)
 run_stages() {
     local names x
@@ -437,5 +429,6 @@ run_stages() {
     if stage_enabled 8; then stage_resynth; fi
     if stage_enabled 9; then stage_score ${names}; fi
     if stage_enabled 10; then stage_pack ${names}; fi
+    if stage_enabled 11; then stage_submission; fi
     log "Done (stages ${stage}-${stop_stage})"
 }

@@ -14,7 +14,10 @@ corpus=$(corpus_name ZEROSPEECH2019 zs2019)  # zs2019 when db.sh points at the c
 unit_min=12   # mini corpus size (minutes)
 voice_min=5
 test_min=3
+abx_item=""          # ZeroSpeech 2019: the evaluation package's ABXpy .item file of english/test (stage 6's ABX)
+bitrate_filelist=""  # ZeroSpeech 2019: the evaluation package's bitrate_filelist.txt (default: found in the corpus)
 . parse_options.sh
 local_data_opts="--unit-min ${unit_min} --voice-min ${voice_min} --test-min ${test_min} --seed ${seed} --nj ${nj} \
+${abx_item:+--abx-item $(realpath "${abx_item}")} ${bitrate_filelist:+--bitrate-filelist $(realpath "${bitrate_filelist}")} \
 ${local_data_opts}"  # local/data.sh's options
 run_stages

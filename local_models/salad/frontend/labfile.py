@@ -1,9 +1,17 @@
-"""HTS label files (.lab): parse, read and write "start end label" or bare "label" lines."""
+"""HTS label files (.lab): parse, read and write "start end label" or bare "label" lines; check_format refuses a
+label file of another front end (e.g. the Ogmios labels of UPC's MUSA tools) before its fields are misread."""
 from __future__ import annotations
 
+import re
 from typing import Iterable, List, NamedTuple, Optional, Sequence
 
 from local_models.common.datadir import DataDirError, PathLike, atomic_open, iter_lines
+
+from .labels import _LABEL
+
+# this front end's full-context label (labels._LABEL) with each field any text without '/': another front end's
+# labels (other separators, fields or sections) do not match
+LABEL_RE = re.compile("^" + r"[^/]*?".join(re.escape(part) for part in re.split(r"\{\w+\}", _LABEL)) + "$")
 
 
 class LabLine(NamedTuple):
@@ -46,6 +54,20 @@ def _parse_lab_line(line: str, source: str, lineno: int, prev: Optional[LabLine]
 def read_lab(path: PathLike) -> List[LabLine]:
     """Read an HTS label file; ValueError naming file and line on malformed lines."""
     return parse_lab((line for _, line in iter_lines(path)), str(path))
+
+
+def check_format(path: PathLike) -> None:
+    """DataDirError naming PATH and the line unless every line is "start end label" (100 ns integers) with a
+    full-context label of this front end (labels._LABEL): a label file of another format is refused, not misread."""
+    for line in read_lab(path):
+        if line.start is None:
+            raise DataDirError(str(path), 1, "labels without times: the recipe reads 'start end label' lines")
+    for lineno, line in iter_lines(path):
+        label = line.split()[-1]
+        if not LABEL_RE.match(label):
+            raise DataDirError(str(path), lineno, f"not a full-context label of this recipe's front end "
+                               f"(local_models/salad/frontend/labels.py): {label[:60]!r}; labels of another "
+                               f"format cannot be read: move the file away and stage 2 makes new labels")
 
 
 def write_lab(path: PathLike, lines: Sequence[str]) -> None:

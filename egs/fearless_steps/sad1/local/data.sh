@@ -2,7 +2,8 @@
 # Write data/{train,dev,eval,eval_ood} and data/train_aug: the FS02 corpus when db.sh sets FEARLESS_STEPS, else the
 # mini corpus; the built-in non-speech set in two makes (downloads/nonspeech/{train,eval}: the mini corpus's events and
 # the training augmentation use the train make, eval_ood only the eval make); eval_ood = held-out set of a different
-# make (mini: other accents, other channel; FS02: its eval with the eval make's non-speech mixed in); train_aug = train
+# make (mini: other accents, other channel; FS02: its eval with the eval make's non-speech mixed in, when eval has a
+# reference: the release's Eval has none and is decode-only, local/prepare_fs02.py); train_aug = train
 # plus ${aug_copies} augmented copy per recording (MUSAN / RIRS_NOISES when db.sh sets them).
 set -euo pipefail
 . ./path.sh
@@ -40,6 +41,8 @@ if [ -n "${FEARLESS_STEPS}" ]; then
         log "eval_ood: FS02 eval, one copy with each of the eval make's music / tones / noises / babble mixed in"
         python -m local_models.bin.sad_augment --nonspeech downloads/nonspeech/eval --types "music noise babble tones" \
             --copies 4 --copies-only --seed "${seed}" data/eval data/eval_ood downloads/eval_ood
+    elif [ -f data/eval/wav.scp ] && [ ! -f data/eval/ref.rttm ] && [ ! -f data/eval/ref_segments ]; then
+        log "eval: decode-only (no reference; FS02 did not distribute Eval's): no eval_ood, no eval score row"
     fi
 else
     log "Building the Apollo-like mini corpus (${train_min}/${dev_min}/${eval_min}/${eval_ood_min} min, seed ${seed})"

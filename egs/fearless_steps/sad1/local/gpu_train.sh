@@ -29,7 +29,15 @@ sets="train dev"
 nonspeech=downloads/nonspeech/train  # the built-in set's train make (local/data.sh): the augmentation's sources
 
 die() { echo "gpu_train.sh: $*" >&2; exit 1; }
-system_of() { case "$1" in cnn1d) echo cnn_hmm ;; rnn) echo rnn_hmm ;; seg_rnn) echo seg_rnn ;; *) die "unknown net $1" ;; esac; }
+# system_of NET: the first neural system (local_models/sad/systems.py's order) whose only net is NET: stage 4 then
+# trains NET alone (cnn1d: cnn_hmm, rnn: rnn_hmm, seg_rnn: seg_rnn)
+system_of() {
+    local s
+    for s in $(python -m local_models.sad.systems neural); do
+        if [ "$(python -m local_models.sad.systems nets_of "${s}")" = "$1" ]; then echo "${s}"; return 0; fi
+    done
+    die "no SAD system trains net '$1' alone (python -m local_models.sad.systems --help)"
+}
 
 # prepare DEST: the training sets' data dirs with wav.scp pointing at downloads/flac/<utt>.flac (relative), and
 # the non-speech set (same layout, FLAC) that the augmentation draws from there

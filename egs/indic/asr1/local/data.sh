@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Write data/<lang>_{train,dev,test} for every language of --langs, each with utt2lid (`<utt> <lang>`):
-# the real corpus when db.sh sets INDIC (per-language Kaldi data dirs, see local/prepare_indic.py), else
-# the espeak-ng mini corpus (audio in downloads/mini/wav; see local/make_mini_corpus.py --help).
+# Write data/<lang>_{train,dev,test} for every language of --langs, each with utt2lid (`<utt> <lang>`), and
+# data/sample_rate (the one rate stage 2 reads every language's audio at). db.sh's INDIC is read in its layout:
+#   MUCS 2021 as distributed (<Language>/{train,test}/{audio/*.wav,transcription.txt}; local/prepare_mucs.py:
+#     dev carved from train, every language at --sample-rate: the lowest rate of the set by default, with a
+#     warning naming each language's rate when they differ), or
+#   per-language Kaldi data dirs (<lang>_{train,dev,test}/; local/prepare_indic.py: read at 16 kHz, or
+#     --sample-rate N);
+# empty INDIC: the espeak-ng mini corpus at 16 kHz (audio in downloads/mini/wav; local/make_mini_corpus.py --help).
 set -euo pipefail
 . ./path.sh
 . ./db.sh
@@ -13,22 +18,36 @@ train_spk=24    # mini corpus: training voices per language (many: LID must not 
 dev_spk=4       # mini corpus: dev voices per language
 seed=0          # mini corpus: voices and sentences
 nj=2            # mini corpus: synthesis processes
+sample_rate=lowest  # real corpus: rate every language is prepared at (lowest: the set's lowest; or Hz)
+dev_percent=5   # MUCS: share of each language's train utterances carved out as dev (prepare_mucs.py --help)
 . parse_options.sh
 
+rate_opt=
 if [ -n "${INDIC}" ]; then
     [ -d "${INDIC}" ] || die "db.sh: INDIC=${INDIC} is not a directory"
-    log "Reading the corpus at ${INDIC} (languages: ${langs})"
-    python local/prepare_indic.py --langs "${langs}" "${INDIC}" data
-    rate_opt=
+    layout=$(python local/prepare_mucs.py --layout "${INDIC}")
+    log "Reading the corpus at ${INDIC} (${layout} layout; languages: ${langs})"
+    if [ "${layout}" = mucs ]; then
+        python local/prepare_mucs.py --langs "${langs}" --sample-rate "${sample_rate}" \
+            --dev-percent "${dev_percent}" "${INDIC}" data
+    else
+        [ "${sample_rate}" != lowest ] || sample_rate=16000  # rates of wav.scp commands are not known beforehand
+        python local/prepare_indic.py --langs "${langs}" "${INDIC}" data
+        rm -f data/prepared.json
+        echo "${sample_rate}" > data/sample_rate
+    fi
 else
     log "Mini corpus (espeak-ng), minutes per language: train ${train_min}, dev ${dev_min}, test ${test_min}"
     python local/make_mini_corpus.py --langs "${langs}" --train-min "${train_min}" --dev-min "${dev_min}" \
         --test-min "${test_min}" --train-spk "${train_spk}" --dev-spk "${dev_spk}" --seed "${seed}" --nj "${nj}" \
         downloads/mini data
     rate_opt="--sample-rate 16000"
+    rm -f data/prepared.json
+    echo 16000 > data/sample_rate
 fi
 for lang in ${langs}; do
     for part in train dev test; do
         validate_data_dir --no-feats ${rate_opt} "data/${lang}_${part}"
     done
 done
+log "Every language is prepared at $(cat data/sample_rate) Hz (data/sample_rate; stage 2 reads the audio at it)"

@@ -7,14 +7,16 @@ set -euo pipefail
 mini_utts=160   # mini corpus: utterances per speaker
 seed=0          # mini corpus: sentences
 nj=2            # mini corpus: synthesis processes
-speakers=""     # real corpus: speaker directories to use (default: all)
+speakers=""     # real corpus: the speakers to use, by their names after --speaker_map (default: every directory)
+speaker_map=""  # real corpus: speaker directory -> name, e.g. "72:M1 73:F1" (TC-STAR's numbers -> the paper's)
 . parse_options.sh
 
 if [ -n "${TCSTAR}" ]; then
     [ -d "${TCSTAR}" ] || die "db.sh: TCSTAR=${TCSTAR} is not a directory"
     log "Reading TC-STAR at ${TCSTAR}"
-    python local/prepare_tcstar.py ${speakers:+--speakers ${speakers}} "${TCSTAR}" data
+    python local/prepare_tcstar.py --speakers "${speakers}" --speaker-map "${speaker_map}" "${TCSTAR}" data
 else
+    [ -z "${speaker_map}" ] || log "--speaker_map ${speaker_map} ignored: the mini corpus's speakers are M1 and F1"
     log "Building the Spanish mini corpus (${mini_utts} utterances per speaker, seed ${seed})"
     python local/make_mini_corpus.py --utts "${mini_utts}" --seed "${seed}" --nj "${nj}" downloads/mini
     # mini corpus: 80 / 10 / 10 % of each speaker's audio

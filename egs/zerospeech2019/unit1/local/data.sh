@@ -11,14 +11,20 @@ voice_min=5     # mini corpus: minutes of the target voice V001
 test_min=3      # mini corpus: minutes of test speech (4 unseen speakers)
 seed=0          # mini corpus: voices and sentences
 nj=2            # mini corpus: synthesis processes
+bitrate_filelist=""  # ZeroSpeech 2019: the evaluation package's bitrate_filelist.txt (default: looked for in the corpus)
+abx_item=""          # ZeroSpeech 2019: the evaluation package's ABXpy .item file of english/test -> data/test/abx.item
 . parse_options.sh
 
 if [ -n "${ZEROSPEECH2019}" ]; then
     [ -d "${ZEROSPEECH2019}" ] || die "db.sh: ZEROSPEECH2019=${ZEROSPEECH2019} is not a directory"
     log "Reading ZeroSpeech 2019 English at ${ZEROSPEECH2019}"
-    python local/prepare_zs2019.py "${ZEROSPEECH2019}" data
+    opts=()
+    [ -z "${bitrate_filelist}" ] || opts+=(--bitrate-filelist "${bitrate_filelist}")
+    [ -z "${abx_item}" ] || opts+=(--abx-item "${abx_item}")
+    python local/prepare_zs2019.py "${opts[@]}" "${ZEROSPEECH2019}" data
     sets="train voice test"; text_opt=--no-text
 else
+    [ -z "${bitrate_filelist}${abx_item}" ] || die "--bitrate-filelist / --abx-item need ZEROSPEECH2019 (db.sh)"
     log "Building the English mini corpus (${unit_min}/${voice_min}/${test_min} min unit/voice/test, seed ${seed})"
     python local/make_mini_corpus.py --unit-min "${unit_min}" --voice-min "${voice_min}" --test-min "${test_min}" \
         --seed "${seed}" --nj "${nj}" downloads/mini data

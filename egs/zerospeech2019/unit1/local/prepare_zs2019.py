@@ -9,10 +9,16 @@ Layout under CORPUS_ROOT (the directory holding `english/`, as db.sh's ZEROSPEEC
     bitrate_filelist.txt        optional official bitrate list (`S011_4019527684.txt 4.883875` lines),
                                 looked for in english/, CORPUS_ROOT and CORPUS_ROOT/info_test/english/
                                 (or given with --bitrate-filelist); without it every test utterance counts
+  (the ZeroSpeech 2020 release nests all of this under 2019/: point ZEROSPEECH2019 at <release>/2019)
+With --abx-item, the evaluation package's ABXpy item file of english/test (header `#file onset offset #phone
+prev-phone next-phone speaker`, one triphone token a row; the corpus ships no alignment) becomes data/test/abx.item,
+its file column reduced to the utterance id; every file it names must be a test utterance. An ABXpy task file
+(.abx, HDF5) is not read: give the .item file the task was built from.
 Writes, with speaker = file-name prefix before the first '_' and every wav checked to be 16 kHz mono:
     data/train   unit + voice speakers (what the VQ-VAE trains on)
     data/voice   voice speakers only (what the inverter trains on)
-    data/test    test speakers, plus bitrate_list (one utterance per line) and synthesis_list (`<utt> <voice>`)
+    data/test    test speakers, plus bitrate_list (one utterance per line), synthesis_list (`<utt> <voice>`) and,
+                 with --abx-item, abx.item
 each with wav.scp, utt2spk, spk2utt and utt2dur (no text: the corpus has none). Every directory is
 built aside and swapped in whole, so an interrupted run leaves the previous one intact.
 """
@@ -28,6 +34,7 @@ import soundfile
 
 from local_models.common.datadir import DataDirError, atomic_open, c_sort_key, iter_lines, write_data_dir
 from local_models.common.dirops import check_built_dirs, replace_dirs
+from local_models.vqvae.items import Item, ItemFileError, read_item_file, write_item_file
 
 SAMPLE_RATE = 16000
 BITRATE_CANDIDATES = ("english/bitrate_filelist.txt", "bitrate_filelist.txt", "info_test/english/bitrate_filelist.txt")
@@ -121,6 +128,22 @@ def read_bitrate_list(path: Path, test_utts: Iterable[str]) -> List[str]:
     return out
 
 
+def read_abx_items(path: Path, test_utts: Iterable[str]) -> List[Item]:
+    """The items of the official item file, file column reduced to the utterance id (`test/S002_x.wav` ->
+    `S002_x`); an item of a file that is not a test utterance is an error naming its line."""
+    if path.suffix == ".abx":
+        raise DataDirError(path, None, "an ABXpy task file (HDF5) is not read: give --abx-item the .item file "
+                           "the task was built from (header '#file onset offset #phone prev-phone next-phone speaker')")
+    items, test_utts = read_item_file(path), set(test_utts)
+    out = []
+    for lineno, item in enumerate(items, 2):  # read_item_file keeps no blank line: row k is line k + 1
+        utt = utt_id(item.file)
+        if utt not in test_utts:
+            raise ItemFileError(path, lineno, f"file '{item.file}' is not a file of english/test")
+        out.append(Item(utt, item.onset, item.offset, item.phone, item.prev, item.next, item.speaker))
+    return out
+
+
 def write_lists(test_dir: Path, bitrate_utts: Iterable[str], synthesis: Mapping[str, str]) -> None:
     """data/test/bitrate_list (`<utt>` lines) and synthesis_list (`<utt> <voice speaker>` lines), C-sorted."""
     with atomic_open(test_dir / "bitrate_list") as f:
@@ -136,13 +159,16 @@ def check_layout(root: Path, needed: List[Path]) -> None:
         return
     hint = ("expected english/train/unit/, english/train/voice/, english/test/ and english/synthesis.txt "
             "under the ZEROSPEECH2019 directory (the one holding english/)")
+    if (root / "2019" / "english").is_dir() and not (root / "english").exists():
+        hint += f"; {root} is a ZeroSpeech 2020 release: point ZEROSPEECH2019 at {root / '2019'}"
     if (root / "train").is_dir() and not (root / "english").exists():
         hint += f"; {root} looks like english/ itself: point ZEROSPEECH2019 at its parent"
     also = f" (also missing: {', '.join(map(str, missing[1:]))})" if len(missing) > 1 else ""
     raise DataDirError(missing[0], None, f"missing{also}; {hint}")
 
 
-def prepare(root: Path, data_root: Path, bitrate_filelist: Optional[str] = None) -> None:
+def prepare(root: Path, data_root: Path, bitrate_filelist: Optional[str] = None,
+            abx_item: Optional[str] = None) -> None:
     eng = root / "english"
     sets = {"unit": eng / "train" / "unit", "voice": eng / "train" / "voice", "test": eng / "test"}
     synthesis_txt = eng / "synthesis.txt"
@@ -156,6 +182,7 @@ def prepare(root: Path, data_root: Path, bitrate_filelist: Optional[str] = None)
     synthesis = read_synthesis(synthesis_txt, wavs["test"], voices)
     bitrate_path = find_bitrate_list(root, bitrate_filelist)
     bitrate = read_bitrate_list(bitrate_path, wavs["test"]) if bitrate_path else list(wavs["test"])
+    items = read_abx_items(Path(abx_item), wavs["test"]) if abx_item else None
     report_speakers(wavs)
 
     tmp = data_root / ".zs2019.building"
@@ -165,6 +192,8 @@ def prepare(root: Path, data_root: Path, bitrate_filelist: Optional[str] = None)
     write_wav_dir(built["voice"], wavs["voice"], utt2dur["voice"])
     write_wav_dir(built["test"], wavs["test"], utt2dur["test"])
     write_lists(built["test"], bitrate, synthesis)
+    if items:
+        write_item_file(built["test"] / "abx.item", items)
     check_built_dirs(built, check_text=False)
     replace_dirs(built, data_root)
     shutil.rmtree(tmp, ignore_errors=True)
@@ -174,6 +203,9 @@ def prepare(root: Path, data_root: Path, bitrate_filelist: Optional[str] = None)
     print(f"prepare_zs2019: bitrate_list: {len(set(bitrate))} utterances from "
           f"{bitrate_path or 'all of english/test (no bitrate_filelist.txt found)'}; "
           f"synthesis_list: {len(synthesis)} utterances", file=sys.stderr)
+    if items:
+        print(f"prepare_zs2019: abx.item: {len(items)} items of {len({i.file for i in items})} test utterances "
+              f"from {abx_item}", file=sys.stderr)
 
 
 def report_speakers(wavs: Mapping[str, Mapping[str, Path]]) -> None:
@@ -189,11 +221,12 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="prepare_zs2019", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bitrate-filelist", help="the official bitrate file list (default: looked for in the corpus)")
+    p.add_argument("--abx-item", help="the evaluation package's ABXpy item file of english/test -> data/test/abx.item")
     p.add_argument("corpus_root", help="the directory holding english/ (db.sh: ZEROSPEECH2019)")
     p.add_argument("data_root", help="writes <data_root>/{train,voice,test}")
     args = p.parse_args(argv)
     try:
-        prepare(Path(args.corpus_root), Path(args.data_root), args.bitrate_filelist)
+        prepare(Path(args.corpus_root), Path(args.data_root), args.bitrate_filelist, args.abx_item)
     except DataDirError as e:
         sys.exit(f"prepare_zs2019: error: {e}")
 
