@@ -2,7 +2,8 @@
 
 Subcommands (each with --help):
   g2p DATA_DIR            data/<set>/text -> data/<set>/text_phn (`<utt> tok tok ...`): espeak-ng phonemes
-                          (local_models.jdit.phonemes) or jamo (local_models.jdit.g2p), --token-type
+                          (local_models.jdit.phonemes; --lang ko or es) or jamo (local_models.jdit.g2p, Korean),
+                          --token-type
   token-list TEXT_PHN OUT ESPnet2 token list of the training set (<blank>, <unk>, by count, then the rest of
                           the g2p inventory unless --seen-only, <sos/eos>)
   shape TEXT_PHN TOKENS OUT  ESPnet text shape file (`<utt> <num_tokens>,<vocab_size>`); checks every token
@@ -24,11 +25,11 @@ from local_models.jdit import phonemes, text
 
 
 def _g2p(a):
-    return text.g2p_data_dir(a.data_dir, a.unknown, a.out_name, a.token_type)
+    return text.g2p_data_dir(a.data_dir, a.unknown, a.out_name, a.token_type, a.lang)
 
 
 def _token_list(a):
-    return text.write_token_list(a.text_phn, a.out, a.seen_only, a.token_type)
+    return text.write_token_list(a.text_phn, a.out, a.seen_only, a.token_type, a.lang)
 
 
 def _shape(a):
@@ -50,13 +51,17 @@ def get_parser():
     token_type.add_argument("--token-type", default="espeak", choices=phonemes.TOKEN_TYPES,
                             help="espeak: espeak-ng's phonemes (one per phone event of the mini corpus); jamo: the "
                                  "jamo front end, for recorded speech (default: %(default)s)")
-    s = sub.add_parser("g2p", help="data/<set>/text -> text_phn", parents=[token_type])
+    lang = argparse.ArgumentParser(add_help=False)
+    lang.add_argument("--lang", default="ko", choices=phonemes.LANGS,
+                      help="the text's language: espeak-ng's voice and the text checks of the front end "
+                           "(default: %(default)s; jamo is Korean only)")
+    s = sub.add_parser("g2p", help="data/<set>/text -> text_phn", parents=[token_type, lang])
     s.add_argument("--unknown", default="error", choices=["error", "drop"],
-                   help="characters with no Korean pronunciation: stop with file:line (default) or drop them")
+                   help="characters with no reading in --lang: stop with file:line (default) or drop them")
     s.add_argument("--out-name", default="text_phn", help="output file in DATA_DIR (default: %(default)s)")
     s.add_argument("data_dir", metavar="DATA_DIR")
     s.set_defaults(func=_g2p)
-    s = sub.add_parser("token-list", help="ESPnet2 token list of a text_phn", parents=[token_type])
+    s = sub.add_parser("token-list", help="ESPnet2 token list of a text_phn", parents=[token_type, lang])
     s.add_argument("--seen-only", action="store_true",
                    help="only the tokens of TEXT_PHN (ESPnet's tokenize_text); default: also the unseen inventory")
     s.add_argument("text_phn", metavar="TEXT_PHN")

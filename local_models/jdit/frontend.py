@@ -148,8 +148,13 @@ def normalize(text: str) -> str:
     return spelled
 
 
-def text_to_tokens(text: str, token_type: str) -> List[str]:
-    """Typed Korean TEXT -> tokens of TOKEN_TYPE, jamo or espeak-ng phonemes (normalize, then
-    phonemes.tokens_of). ValueError for empty text, text with nothing to pronounce, or characters nothing reads
+def text_to_tokens(text: str, token_type: str, lang: str = "ko") -> List[str]:
+    """Typed TEXT -> tokens of TOKEN_TYPE, jamo or espeak-ng phonemes of LANG. Korean: normalize, then
+    phonemes.tokens_of; other languages: phonemes.tokens_of alone (espeak-ng reads their numbers and signs itself,
+    phonemes.speakable_es). ValueError for empty text, text with nothing to pronounce, or characters nothing reads
     (UnreadableText, with their positions)."""
+    if lang != "ko":
+        if not text or not text.strip():
+            raise ValueError("empty text: nothing to say")
+        return tokens_of(text, token_type, unknown="error", lang=lang)
     return tokens_of(normalize(text), token_type, unknown="error")

@@ -266,9 +266,9 @@ class Text2Speech:
         out = tts("안녕하세요, 3월 1일입니다.", speed=1.0)
         out["wav"] (float32), out["sample_rate"], out["durations"] (int64 frames per token), out["tokens"]
 
-    Front end: local_models.jdit.frontend (numbers, %, Latin letters spelled; ValueError naming the characters it
-    cannot read and their positions), then the tokens the model was trained on: espeak-ng phonemes or jamo
-    (phonemes.token_type_of its token list). Durations: the predictor's (JDI-T, FastSpeech) or the attention's
+    Front end: local_models.jdit.frontend (Korean: numbers, %, Latin letters spelled; ValueError naming the
+    characters it cannot read and their positions), then the tokens the model was trained on: espeak-ng phonemes
+    or jamo (phonemes.token_type_of its token list), of the language in its config (`g2p_lang`, default ko). Durations: the predictor's (JDI-T, FastSpeech) or the attention's
     (Tacotron2, Transformer: ESPnet's DurationCalculator), divided by SPEED (scale_durations); the feed-forward
     models decode again with them, the autoregressive ones have their frames resampled per token."""
 
@@ -277,6 +277,7 @@ class Text2Speech:
         self.token_list = list(conf["token_list"])
         self.token_id = {t: i for i, t in enumerate(self.token_list)}
         self.token_type = token_type_of(self.token_list)  # espeak-ng phonemes or jamo: what the model was trained on
+        self.lang = conf.get("g2p_lang", "ko")  # the front end's language (JDITTask --g2p_lang; older configs: ko)
         self.card = card or {}
         self.sample_rate = int(fbank["sample_rate"])
         self.appends_eos = type(model.tts).__name__ != "JDIT"  # ESPnet's models append <sos/eos> to the text
@@ -310,7 +311,7 @@ class Text2Speech:
         """TEXT's tokens as the model reads them (front end; ValueError for what it cannot read)."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        tokens = text_to_tokens(text, self.token_type)
+        tokens = text_to_tokens(text, self.token_type, self.lang)
         unknown = sorted(set(t for t in tokens if t not in self.token_id))
         if unknown:
             raise ValueError(f"tokens {' '.join(unknown)} of {text!r} are not in the model's token list")
@@ -364,5 +365,5 @@ class Text2Speech:
         if gain != 1.0:
             wav = (wav * gain).astype(np.float32)
         return {"wav": wav, "sample_rate": self.sample_rate, "durations": durations.cpu().numpy().astype(np.int64),
-                "tokens": tokens + (["<sos/eos>"] if self.appends_eos else []), "text": normalize(text),
+                "tokens": tokens + (["<sos/eos>"] if self.appends_eos else []), "text": normalize(text) if self.lang == "ko" else text,
                 "mel": mel, "gain": gain, "acoustic_seconds": t1 - t0, "vocoder_seconds": t2 - t1}

@@ -33,10 +33,11 @@ import yaml
 from local_models.common.datadir import atomic_open, read_table
 from local_models.common.pack import pack_model
 
-from .phonemes import token_type_of
+from .phonemes import LANGUAGE_NAMES, token_type_of
 from .systems import AUTOREGRESSIVE, DESCRIPTIONS
 
 RECIPE = "egs/kss/tts1"
+USAGE_TEXT = {"ko": "안녕하세요, 3월 1일입니다.", "es": "Un pato y una rana."}  # the model card's example
 DEFAULT_GL_ITERS = 32  # run.sh's --griffin-lim-iters
 DECODE_DEFAULTS = dict(threshold=0.5, maxlenratio=10.0, minlenratio=0.0)  # jdit_synth's defaults
 
@@ -132,10 +133,12 @@ def synthesis_settings(exp_dir: Path) -> dict:
     if isinstance(token_list, str):  # a path, relative to the recipe
         token_list = (recipe_of(exp_dir) / token_list).read_text(encoding="utf-8").split()
     tokens = token_type_of(token_list)
+    lang = conf.get("g2p_lang", "ko")
+    spelled = "numbers, %, Latin letters spelled in Hangul" if lang == "ko" else "espeak-ng reads numbers and signs"
     out = {"system": system_key(exp_dir),
-           "frontend": f"local_models.jdit.frontend (numbers, %, Latin letters spelled in Hangul), then {tokens} "
-                       "tokens (local_models.jdit.phonemes)",
-           "token_type": tokens,
+           "frontend": f"local_models.jdit.frontend ({spelled}), then {tokens} tokens of lang {lang} "
+                       "(local_models.jdit.phonemes)",
+           "token_type": tokens, "lang": lang,
            "sample_rate": int(fbank["sample_rate"]), "hop_length": int(fbank["hop_length"]),
            "autoregressive": system_key(exp_dir) in AUTOREGRESSIVE, "decode": dict(DECODE_DEFAULTS),
            "vocoder": {"type": "griffin_lim", "iters": voc["griffin_lim_iters"]} if voc["vocoder"] == "griffin_lim"
@@ -179,7 +182,8 @@ def card_of(exp_dir: Path, files: Dict[str, Path], synthesis: dict) -> dict:
     res = json.loads(results.read_text()) if results.is_file() else {}
     size = training_size(recipe, conf)
     voc = synthesis["vocoder"]
-    return {"model": DESCRIPTIONS.get(key, key), "language": "Korean (ko)", "recipe": RECIPE,
+    lang = synthesis.get("lang", "ko")
+    return {"model": DESCRIPTIONS.get(key, key), "language": f"{LANGUAGE_NAMES[lang]} ({lang})", "recipe": RECIPE,
             "corpus": res.get("corpus", "unknown (no exp/results.json)"),
             "sample_rate": synthesis["sample_rate"],
             "training": {**size, **training_length(exp_dir, conf, size["utterances"], files["model_file"])},
@@ -188,7 +192,7 @@ def card_of(exp_dir: Path, files: Dict[str, Path], synthesis: dict) -> dict:
             "metrics": res.get("systems", {}).get(key, {}),
             "metrics_note": "per test set: mcd (dB, DTW), lf0_rmse, vuv_error, rtf ...: exp/results.json; "
                             "docs/metrics.md defines them",
-            "usage": "text-to-speech --model model.tar.gz --text '안녕하세요, 3월 1일입니다.' -o hello.wav"}
+            "usage": f"text-to-speech --model model.tar.gz --text '{USAGE_TEXT[lang]}' -o hello.wav"}
 
 
 def pack_system(recipe_dir, system: str, out, inference_model: str = "valid.loss.best.pth") -> Path:

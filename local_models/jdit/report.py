@@ -271,6 +271,41 @@ def write_results_json(exp, corpus: str, sets: Sequence[str], rows, durs):
                           headline=lambda _: headline(exp, sets, rows, durs))
 
 
+def _set_line(name: str, d: Path, hop_s: float) -> str:
+    """'NAME (d): N clips, M min, S speakers' of one data dir (minutes from utt2num_frames; text only without)."""
+    utts = read_table(d / "utt2spk") if (d / "utt2spk").is_file() else read_table(d / "text")
+    speakers = len(set(utts.values())) if (d / "utt2spk").is_file() else None
+    frames = d / "utt2num_frames"
+    length = (f"{sum(int(v) for v in read_table(frames).values()) * hop_s / 60:.1f} min" if frames.is_file()
+              else "text only")
+    return f"- {name} (`{d}`): {len(utts)} clips, {length}" + (f", {speakers} speaker(s)" if speakers else "")
+
+
+def data_lines(exp, data, systems: Sequence[str], sets: Sequence[str]) -> list:
+    """'## Data (this run)': clips, minutes and speakers of the training and validation sets (as the first
+    trained system's config.yaml names them) and of every scored set, from the data dirs under DATA."""
+    import yaml
+
+    from .pack import read_fbank_conf
+
+    dirs = {}
+    for s in systems:
+        conf = Path(exp) / f"tts_{s}" / "config.yaml"
+        if conf.is_file():
+            c = yaml.safe_load(conf.read_text(encoding="utf-8")) or {}
+            for key, name in (("train_data_path_and_name_and_type", "train"),
+                              ("valid_data_path_and_name_and_type", "valid")):
+                if c.get(key):
+                    dirs[name] = Path(c[key][0][0]).parent
+            break
+    dirs.update({x: Path(data) / x for x in sets})
+    fbank = Path(exp).parent / "conf" / "fbank.conf"
+    c = read_fbank_conf(fbank) if fbank.is_file() else {"hop_length": 256, "sample_rate": 22050}
+    hop_s = int(c["hop_length"]) / int(c["sample_rate"])
+    lines = [_set_line(name, d, hop_s) for name, d in dirs.items() if (d / "text").is_file()]
+    return ["## Data (this run)", "", *lines, ""] if lines else []
+
+
 def _intro_lines(corpus: str, systems: Sequence[str], exp, rows, env=None) -> list:
     """Title, CORPUS, environment, SYSTEMS not run, vocoder, training length and the aligner variant of this run
     (under EXP)."""
@@ -389,8 +424,13 @@ def reference_mapping(exp, data, systems: Sequence[str]) -> str:
 
 def _duration_lines(exp, data, systems: Sequence[str], durs) -> list:
     """Duration accuracy against the true durations, the acceptance line and the aligner's systematic errors
-    (EXP, DATA, SYSTEMS: for the token type, reference_mapping; DATA: the closure reference's changes)."""
+    (EXP, DATA, SYSTEMS: for the token type, reference_mapping; DATA: the closure reference's changes); a run
+    whose scored sets have no true phone times (recorded speech) says so."""
     L = []
+    if not durs:
+        L += ["## Duration accuracy against the true phone durations", "",
+              "No reference durations: no scored set has true phone times (data/<set>/phones.ctm; recorded speech "
+              "has none), so the aligner's and the predictor's durations are not scored here.", ""]
     if durs:
         L += ["## Duration accuracy against the true phone durations (the paper could not measure this)", "",
               "Frames (hop 256 at 22.05 kHz = 11.6 ms) per phoneme token vs the espeak-ng synthesis engine's own "
@@ -495,7 +535,10 @@ def _speed_lines(exp, rows) -> list:
                      f"{m.get(f'speedup_over_{base}', float('nan')):.1f}x |")
     plots = sorted(Path(exp).glob("tts_jdit/align_*/images/*.png"))
     if plots:
-        L += ["", "Attention plots (JDI-T aligner, dashed: true path): "
+        # the true path is drawn only where the set has true phone times (the espeak-ng mini corpus)
+        truth = any((Path(exp).parent / "data" / p.parent.parent.name[len("align_"):] / "phones.ctm").is_file()
+                    for p in plots)
+        L += ["", f"Attention plots (JDI-T aligner{', dashed: true path' if truth else ''}): "
               + ", ".join(f"`{p.as_posix()}`" for p in plots[:6]) + "."]
     L += ["", "Synthesised wavs: `exp/tts_<system>/decode_<set>/wav/`, the vocoder on reference mels: "
           "`exp/gt_mel*/decode_<set>/wav/`. All numbers: `exp/results.json`.", ""]
@@ -558,7 +601,8 @@ def write_markdown(opts: ScoreOptions, rows, durs, env=None, claims=None):
     """OPTS.results_md: the sections below, then the GPU check's rows; ENV: results.json's environment, CLAIMS: its
     headline."""
     main_set = next((x for x in opts.sets if any(x in r and "mcd" in r[x] for r in rows.values())), None)
-    L = (_intro_lines(opts.corpus, opts.systems, opts.exp, rows, env) + headline_lines(claims)
+    L = (_intro_lines(opts.corpus, opts.systems, opts.exp, rows, env)
+         + data_lines(opts.exp, opts.data, opts.systems, opts.sets) + headline_lines(claims)
          + _table1_lines(opts.systems, opts.gt_mel_rows, rows, main_set)
          + _duration_lines(opts.exp, opts.data, opts.systems, durs)
          + _attention_lines(rows) + _speed_lines(opts.exp, rows) + departure_lines(Path(opts.exp)))

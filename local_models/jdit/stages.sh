@@ -49,9 +49,11 @@ train_set=train         # training set (also the token list's and the mel statis
 valid_set=dev           # validation set of the trainings
 test_sets="test"        # sets to synthesise and score (stages 5-6)
 seed=0                  # training seed (the data seed too, where local/data.sh takes one)
-unknown_chars=error     # characters with no Korean reading in the text: error (file:line) or drop
-token_type=espeak       # text tokens: espeak (espeak-ng's Korean phonemes, one per phone event of the mini corpus:
-                        # true durations one to one) or jamo (the jamo front end: recorded speech, e.g. real KSS)
+unknown_chars=error     # characters with no reading in --lang in the text: error (file:line) or drop
+token_type=espeak       # text tokens: espeak (espeak-ng's phonemes of --lang, one per phone event of the mini corpus:
+                        # true durations one to one) or jamo (the Korean jamo front end: recorded speech, e.g. real KSS)
+lang=ko                 # the text's language (local_models/jdit/phonemes.py LANGS: ko, es): espeak-ng's voice and the
+                        # front end's text checks; kept in each model's config.yaml (g2p_lang) for synthesis
 token_list=data/token_list/phn/tokens.txt  # stage 3's ESPnet token list (from --train-set)
 systems="jdit tacotron2 transformer fastspeech"  # acoustic models to train / synthesise / score (systems.py SYSTEMS)
 train_config_suffix=_tiny  # conf/tuning/train_<system>${suffix}.yaml (and train_pwg${suffix}.yaml): "" paper size
@@ -73,7 +75,8 @@ speed_benchmark=true    # stage 6 also times the acoustic models at equal output
 bench_threads=2
 bench_repeats=3         # the benchmark's timed runs per sentence and model (the best counts)
 results_md=RESULTS.md   # stage 6's report
-corpus=""               # the corpus's name in the report (stage 6; the model cards take it from there)
+corpus=""               # the corpus's name in the report (stage 6; the model cards take it from there); a recipe's
+                        # run.sh may take a short key here and set the name
 local_data_opts=""      # options of stage 1's local/data.sh, verbatim
 
 # conf_value KEY: a value of conf/fbank.conf (conf_value --hop-length -> 256)
@@ -99,7 +102,8 @@ feats_set() {
 g2p() {
     require "data/$1/text" "stage 1 (data) or your own data dir with wav.scp + text"
     log "Stage 3: ${token_type} phoneme tokens data/$1/text -> data/$1/text_phn"
-    python -m local_models.bin.jdit_text g2p --token-type "${token_type}" --unknown "${unknown_chars}" "data/$1"
+    python -m local_models.bin.jdit_text g2p --token-type "${token_type}" --lang "${lang}" \
+        --unknown "${unknown_chars}" "data/$1"
 }
 
 # make_text SET: the rest of stage 3 for one data dir with text_phn (token shapes, true durations if the set has
@@ -187,6 +191,7 @@ train_system() {
     # text batch (lengths must decrease)
     log "Stage 4: train ${s} (${conf}) -> ${out} (log: ${out}/train.log)"
     espnet_train "${out}" jdit_train --config "${conf}" --token_list "${token_list}" --odim "$(conf_value --n-mels)" \
+            --g2p_lang "${lang}" \
             --normalize_conf "stats_file=dump/${train_set}/feats_stats.npz" \
             --train_data_path_and_name_and_type "data/${train_set}/feats.scp,speech,kaldi_ark" \
             --train_data_path_and_name_and_type "data/${train_set}/text_phn,text,text" \
@@ -328,8 +333,8 @@ run_stages() {
         for x in ${sets}; do g2p "${x}"; done
         # the token list (from train) before the shapes: every set's tokens are checked against it
         log "Stage 3: token list of data/${train_set} -> ${token_list}"
-        python -m local_models.bin.jdit_text token-list --token-type "${token_type}" "data/${train_set}/text_phn" \
-            "${token_list}"
+        python -m local_models.bin.jdit_text token-list --token-type "${token_type}" --lang "${lang}" \
+            "data/${train_set}/text_phn" "${token_list}"
         for x in ${sets}; do make_text "${x}"; done
     fi
     check_systems   # --systems, --vocoder, --train-pwg

@@ -13,6 +13,8 @@ import argparse
 import sys
 from typing import Iterable, Optional, Tuple
 
+from local_models.common.names_cli import answer, words
+
 # the acoustic models, in training order (a teacher before its student): exp/tts_<system>,
 # conf/tuning/train_<system>${train_config_suffix}.yaml
 SYSTEMS = ("jdit", "tacotron2", "transformer", "fastspeech")
@@ -97,37 +99,32 @@ def get_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _words(args) -> list:
-    return [w for a in args for w in a.split()]
+def _query(a) -> Iterable[str]:
+    """The answer to the parsed query A (main's words)."""
+    if a.query in ("names", "autoregressive"):
+        out = SYSTEMS if a.query == "names" else AUTOREGRESSIVE
+    elif a.query in ("check", "ordered"):
+        names = words(a.args)
+        check(names)
+        out = () if a.query == "check" else ordered(names)
+    elif a.query == "vocoder_of":
+        if len(a.args) != 2:
+            raise ValueError("vocoder_of: give main|alt and the --vocoder value")
+        out = (vocoder_of(*a.args),)
+    elif a.query == "alt_name":
+        if len(a.args) != 1:
+            raise ValueError("alt_name: give the --vocoder value")
+        out = (alt_name(a.args[0]),)
+    else:  # label
+        if len(a.args) != 1 or a.args[0] not in LABELS:
+            raise ValueError(f"label: one of {', '.join(LABELS)}")
+        out = (LABELS[a.args[0]],)
+    return out
 
 
 def main(argv: Optional[list] = None) -> int:
     a = get_parser().parse_args(argv)
-    try:
-        if a.query in ("names", "autoregressive"):
-            out = SYSTEMS if a.query == "names" else AUTOREGRESSIVE
-        elif a.query in ("check", "ordered"):
-            names = _words(a.args)
-            check(names)
-            out = () if a.query == "check" else ordered(names)
-        elif a.query == "vocoder_of":
-            if len(a.args) != 2:
-                raise ValueError("vocoder_of: give main|alt and the --vocoder value")
-            out = (vocoder_of(*a.args),)
-        elif a.query == "alt_name":
-            if len(a.args) != 1:
-                raise ValueError("alt_name: give the --vocoder value")
-            out = (alt_name(a.args[0]),)
-        else:  # label
-            if len(a.args) != 1 or a.args[0] not in LABELS:
-                raise ValueError(f"label: one of {', '.join(LABELS)}")
-            out = (LABELS[a.args[0]],)
-    except ValueError as e:
-        print(f"local_models.jdit.systems: {e}", file=sys.stderr)
-        return 1
-    if out:
-        print(" ".join(out))
-    return 0
+    return answer("local_models.jdit.systems", lambda: _query(a), errors=(ValueError,))
 
 
 if __name__ == "__main__":

@@ -42,7 +42,19 @@ register()
 
 
 class JDITTask(TTSTask):
-    """ESPnet2's TTSTask, unchanged; importing this module is what makes `tts: jdit` known."""
+    """ESPnet2's TTSTask; importing this module is what makes `tts: jdit` known. One option more, --g2p_lang:
+    the language of the front end that made text_phn (phonemes.LANGS). Training ignores it (the tokens are
+    given); ESPnet writes it into config.yaml, where inference (and the packed model) read it, so typed text
+    goes through the same front end."""
+
+    @classmethod
+    def add_task_arguments(cls, parser):
+        super().add_task_arguments(parser)
+        from .phonemes import LANGS  # noqa: E402  (espeak-ng is loaded lazily: importing is cheap)
+
+        group = parser.add_argument_group(description="JDI-T front end")
+        group.add_argument("--g2p_lang", default="ko", choices=LANGS,
+                           help="language of the phoneme front end of text_phn (local_models.jdit.phonemes)")
 
 
 __all__ = ["JDITTask", "JDIT", "register"]

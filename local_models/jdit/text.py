@@ -13,10 +13,11 @@ from local_models.common.datadir import DataDirError, atomic_open, iter_lines, r
 from . import durations, g2p, phonemes
 
 
-def g2p_data_dir(data_dir, unknown: str = "error", out_name: str = "text_phn", token_type: str = "espeak") -> int:
-    """DATA_DIR/text -> DATA_DIR/<out_name> (`<utt> tok tok ...`, TOKEN_TYPE tokens); every bad line is reported
-    (file:line) and the status is 1, nothing written. unknown="drop" drops characters with no Korean reading
-    (reported)."""
+def g2p_data_dir(data_dir, unknown: str = "error", out_name: str = "text_phn", token_type: str = "espeak",
+                 lang: str = "ko") -> int:
+    """DATA_DIR/text -> DATA_DIR/<out_name> (`<utt> tok tok ...`, TOKEN_TYPE tokens of LANG); every bad line is
+    reported (file:line) and the status is 1, nothing written. unknown="drop" drops characters with no reading in
+    LANG (reported)."""
     d = Path(data_dir)
     text_path = d / "text"
     if not text_path.is_file():
@@ -29,7 +30,7 @@ def g2p_data_dir(data_dir, unknown: str = "error", out_name: str = "text_phn", t
             continue
         utt, text = parts
         try:
-            out[utt] = phonemes.tokens_of(text, token_type, unknown=unknown, dropped=dropped)
+            out[utt] = phonemes.tokens_of(text, token_type, unknown=unknown, dropped=dropped, lang=lang)
         except ValueError as e:
             errors.append(f"{text_path}:{lineno}: utterance {utt}: {e}")
     if errors:
@@ -62,11 +63,11 @@ def check_token_type(path, token_seqs, token_type: str) -> None:
                                        f"--token-type {token_type}, or pass --token-type {found}")
 
 
-def write_token_list(text_phn, out, seen_only: bool = False, token_type: str = "espeak") -> int:
+def write_token_list(text_phn, out, seen_only: bool = False, token_type: str = "espeak", lang: str = "ko") -> int:
     """ESPnet2 token list of a text_phn (g2p.token_list; the unseen rest of TOKEN_TYPE's inventory) -> OUT."""
     seqs = list(_read_token_table(text_phn).values())
     check_token_type(text_phn, seqs, token_type)
-    tokens = g2p.token_list(seqs, full_inventory=not seen_only, inventory=phonemes.full_inventory(token_type))
+    tokens = g2p.token_list(seqs, full_inventory=not seen_only, inventory=phonemes.full_inventory(token_type, lang))
     seen = len(set(t for s in seqs for t in s))
     with atomic_open(out) as f:
         f.writelines(t + "\n" for t in tokens)

@@ -14,7 +14,9 @@ Adding a system: an entry in SYSTEMS, LABELS and DESCRIPTIONS (and, if it is one
 import argparse
 import re
 import sys
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence
+
+from local_models.common.names_cli import answer
 
 # MultilingualTransducer's architectures (model_conf system=)
 MODELS = ("mono", "vanilla", "onehot", "multisoftmax")
@@ -194,41 +196,40 @@ def get_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv=None) -> int:
+def _query(args) -> Iterable[str]:
+    """The answer to the parsed query ARGS (main's words)."""
+    if args.query == "names":
+        out = list(SYSTEMS)
+    elif args.query == "expand":
+        for s in args.systems:
+            check(s)
+        out = expand(args.systems, args.langs.split())
+    elif args.query == "finetuned":
+        for s in args.seeds:
+            check_seed(s)
+        out = finetuned(args.seeds, args.langs.split())
+    elif args.query == "check":
+        for s in args.names:
+            check(s)
+        for s in args.seeds.split():
+            check_seed(s)
+        out = []
+    elif args.query == "init_exclude":
+        prefixes = init_exclude(args.seed, args.lang, args.langs.split())
+        out = [",".join(prefixes)] if prefixes else []
+    elif args.query == "lid_head":
+        out = [args.name] if has_lid_head(args.name) else []
+    elif args.query == "lang_of":
+        out = [lang_of(args.name)] if lang_of(args.name) else []
+    else:
+        out = [w for kv in system_conf(args.name, args.lid_weight, args.lid_rnn_layers, args.lid_hours_file)
+               for w in ("--model_conf", kv)]
+    return out
+
+
+def main(argv: Optional[list] = None) -> int:
     args = get_parser().parse_args(argv)
-    try:
-        if args.query == "names":
-            out = list(SYSTEMS)
-        elif args.query == "expand":
-            for s in args.systems:
-                check(s)
-            out = expand(args.systems, args.langs.split())
-        elif args.query == "finetuned":
-            for s in args.seeds:
-                check_seed(s)
-            out = finetuned(args.seeds, args.langs.split())
-        elif args.query == "check":
-            for s in args.names:
-                check(s)
-            for s in args.seeds.split():
-                check_seed(s)
-            out = []
-        elif args.query == "init_exclude":
-            prefixes = init_exclude(args.seed, args.lang, args.langs.split())
-            out = [",".join(prefixes)] if prefixes else []
-        elif args.query == "lid_head":
-            out = [args.name] if has_lid_head(args.name) else []
-        elif args.query == "lang_of":
-            out = [lang_of(args.name)] if lang_of(args.name) else []
-        else:
-            out = [w for kv in system_conf(args.name, args.lid_weight, args.lid_rnn_layers, args.lid_hours_file)
-                   for w in ("--model_conf", kv)]
-    except UnknownSystem as e:
-        print(f"local_models.multisoftmax.systems: {e}", file=sys.stderr)
-        return 1
-    if out:
-        print(" ".join(out))
-    return 0
+    return answer("local_models.multisoftmax.systems", lambda: _query(args), errors=(UnknownSystem,))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, Optional, Tuple
 
+from local_models.common.names_cli import answer, words
+
 
 @dataclass(frozen=True)
 class System:
@@ -164,31 +166,30 @@ def get_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _query(args) -> Iterable[str]:
+    """The answer to the parsed query ARGS (main's words)."""
+    names = words(getattr(args, "systems", None) or [])
+    if args.query == "names":
+        out = DETECTORS
+    elif args.query == "neural":
+        out = NEURAL_SYSTEMS
+    elif args.query == "packable":
+        out = PACKABLE
+    elif args.query == "nets":
+        out = NETS
+    elif args.query == "nets_of":
+        out = nets_of(names)
+    elif args.query == "check":
+        check(names)
+        return ()
+    else:  # vote_members
+        out = voters(args.exp) if args.exp else VOTE_MEMBERS
+    return out
+
+
 def main(argv: Optional[list] = None) -> int:
     args = get_parser().parse_args(argv)
-    # a word list may come in as one shell word ("cnn_hmm rnn_hmm"): split it
-    names = [w for a in getattr(args, "systems", None) or [] for w in a.split()]
-    try:
-        if args.query == "names":
-            out = DETECTORS
-        elif args.query == "neural":
-            out = NEURAL_SYSTEMS
-        elif args.query == "packable":
-            out = PACKABLE
-        elif args.query == "nets":
-            out = NETS
-        elif args.query == "nets_of":
-            out = nets_of(names)
-        elif args.query == "check":
-            check(names)
-            return 0
-        else:  # vote_members
-            out = voters(args.exp) if args.exp else VOTE_MEMBERS
-    except UnknownSystem as e:
-        print(f"local_models.sad.systems: {e}", file=sys.stderr)
-        return 1
-    print(" ".join(out))
-    return 0
+    return answer("local_models.sad.systems", lambda: _query(args), errors=(UnknownSystem,))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ import argparse
 import sys
 from typing import Dict, Iterable, Optional
 
+from local_models.common.names_cli import answer, words
+
 # the acoustic systems, in training order: exp/<spk>/<system>, conf/tuning/train_<system>${suffix}.yaml
 SYSTEMS = ("small_rnn", "small_salad", "big_rnn", "big_salad", "big_salad_win")
 # display labels: RESULTS.md's tables and the packed model's card ("architecture")
@@ -78,34 +80,30 @@ def get_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _words(args) -> list:
-    return [w for a in args for w in a.split()]
+def _query(a) -> Iterable[str]:
+    """The answer to the parsed query A (main's words)."""
+    if a.query == "names":
+        out = SYSTEMS
+    elif a.query == "check":
+        check(words(a.args))
+        out = ()
+    elif a.query == "label":
+        if len(a.args) != 1:
+            raise ValueError("label: give one system")
+        check(a.args)
+        out = (LABELS[a.args[0]],)
+    elif a.query == "paper_speakers":
+        out = PAPER_SPEAKERS
+    elif a.query == "unmapped":
+        out = unmapped(words(a.args))
+    else:
+        out = tuple(f"{c}={n}" for c, n in parse_speaker_map(" ".join(a.args)).items())
+    return out
 
 
 def main(argv: Optional[list] = None) -> int:
     a = get_parser().parse_args(argv)
-    try:
-        if a.query == "names":
-            out = SYSTEMS
-        elif a.query == "check":
-            check(_words(a.args))
-            out = ()
-        elif a.query == "label":
-            if len(a.args) != 1:
-                raise ValueError("label: give one system")
-            check(a.args)
-            out = (LABELS[a.args[0]],)
-        elif a.query == "paper_speakers":
-            out = PAPER_SPEAKERS
-        elif a.query == "unmapped":
-            out = unmapped(_words(a.args))
-        else:
-            out = tuple(f"{c}={n}" for c, n in parse_speaker_map(" ".join(a.args)).items())
-    except ValueError as e:
-        print(f"local_models.salad.systems: {e}", file=sys.stderr)
-        return 1
-    print(" ".join(out))
-    return 0
+    return answer("local_models.salad.systems", lambda: _query(a), errors=(ValueError,))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ import sys
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Tuple
 
+from local_models.common.names_cli import answer, words
+
 SYSTEM_RE = re.compile(r"^(trf|conv)_(mfcc|logmel)_k([0-9]+)(_s([0-9.]+(e-?[0-9]+)?))?(_j(0?\.[0-9]+))?"
                        r"(_seed([0-9]+))?$")
 SYSTEM_FORM = "(trf|conv)_(mfcc|logmel)_k<K>[_s<lambda>][_j<p>][_seed<N>]"
@@ -138,34 +140,29 @@ def get_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _words(args) -> list:
-    return [w for a in args for w in a.split()]
+def _query(a) -> Iterable[str]:
+    """The answer to the parsed query A (main's names)."""
+    names = words(a.args)
+    if a.query == "expand":
+        out = expand(names)
+    elif a.query == "check":
+        if not names:
+            raise ValueError("check: give the inverter system, then the systems")
+        check(names[1:], names[0])
+        out = []
+    elif a.query in ("conf", "feat"):
+        if len(names) != 1:
+            raise ValueError(f"{a.query}: give one system name")
+        feat, opts = espnet_options(names[0])
+        out = [feat] + (opts if a.query == "conf" else [])
+    else:
+        out = list(TABLE_SYSTEMS)
+    return out
 
 
 def main(argv: Optional[list] = None) -> int:
     a = get_parser().parse_args(argv)
-    words = _words(a.args)
-    try:
-        if a.query == "expand":
-            out = expand(words)
-        elif a.query == "check":
-            if not words:
-                raise ValueError("check: give the inverter system, then the systems")
-            check(words[1:], words[0])
-            out = []
-        elif a.query in ("conf", "feat"):
-            if len(words) != 1:
-                raise ValueError(f"{a.query}: give one system name")
-            feat, opts = espnet_options(words[0])
-            out = [feat] + (opts if a.query == "conf" else [])
-        else:
-            out = list(TABLE_SYSTEMS)
-    except ValueError as e:
-        print(f"local_models.vqvae.systems: {e}", file=sys.stderr)
-        return 1
-    if out:
-        print(" ".join(out))
-    return 0
+    return answer("local_models.vqvae.systems", lambda: _query(a), errors=(ValueError,))
 
 
 if __name__ == "__main__":

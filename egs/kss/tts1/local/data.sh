@@ -2,6 +2,8 @@
 # Write data/{train,dev,test,ood}: KSS when db.sh sets KSS, else the espeak-ng Korean mini corpus (audio and
 # true phone times in downloads/mini/; data/<set>/phones.ctm). data/ood: the out-of-domain sentences of
 # local/ood_ko.txt (KSS: text only; mini corpus: with espeak-ng audio and phone times).
+# --corpus real: one real Spanish reader instead (Tux Paint's stamp descriptions, local/prepare_real.py; no true
+# phone times), data/ood the text-only sentences of local/ood_es.txt.
 set -euo pipefail
 . ./path.sh
 . ./db.sh
@@ -10,7 +12,20 @@ kss_test=50
 mini_utts=300   # mini corpus: utterances (the last 10 % held out: 5 % dev, then 5 % test)
 seed=0          # mini corpus: sentences
 nj=2            # mini corpus: synthesis processes
+corpus=kss      # kss (KSS or the mini corpus, as above) or real
+real_dev=5%     # real: held-out clips (a count or a share), by a hash of the utterance id
+real_test=5%
+tuxpaint_root=""  # real: an unpacked tuxpaint-stamps-default tree (default: fetch the pinned package)
 . parse_options.sh
+
+if [ "${corpus}" = real ]; then
+    log "Reading Tux Paint's Spanish reader (dev ${real_dev}, test ${real_test}; 44.1 kHz Ogg -> 22.05 kHz)"
+    python local/prepare_real.py --lang es --dev "${real_dev}" --test "${real_test}" \
+        ${tuxpaint_root:+--root "${tuxpaint_root}"} --ood-text local/ood_es.txt data
+    for x in train dev test; do validate_data_dir --no-feats --sample-rate 22050 data/${x}; done
+    exit 0
+fi
+[ "${corpus}" = kss ] || die "--corpus ${corpus}: kss or real"
 
 if [ -n "${KSS}" ]; then
     [ -d "${KSS}" ] || die "db.sh: KSS=${KSS} is not a directory"
