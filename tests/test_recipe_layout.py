@@ -54,3 +54,21 @@ def test_help_shows_corpus_and_stage_options():
     assert len(options) == len(set(options)), "an option listed twice"
     for opt in ("stage", "stop-stage", "train-min", "systems", "ngpu", "inference-model"):
         assert opt in options, opt
+
+
+def test_stage_default_systems_are_the_papers_names():
+    """stages.sh defaults are literals (no Python run when a recipe sources them, --help included), and they are
+    exactly the names of the paper's systems.py, in its order."""
+    import re
+
+    from local_models.jdit import systems as jdit
+    from local_models.multisoftmax import systems as multisoftmax
+    from local_models.sad import systems as sad
+    from local_models.salad import systems as salad
+
+    want = {"jdit": jdit.SYSTEMS, "multisoftmax": tuple(multisoftmax.SYSTEMS), "sad": sad.DETECTORS,
+            "salad": salad.SYSTEMS}
+    for package, names in want.items():
+        text = (ROOT / "local_models" / package / "stages.sh").read_text()
+        found = re.findall(r'^systems="([^"]*)"', text, re.M)
+        assert found == [" ".join(names)], (package, found)

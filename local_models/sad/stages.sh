@@ -42,7 +42,8 @@ dev_set=dev             # thresholds are tuned and the nets validated on it
 eval_set=eval           # the set the report's tables call eval
 test_sets="dev eval"    # sets decoded, segmented and (with a reference) scored
 optional_sets=""        # sets of ${test_sets} skipped when data/ lacks them (the others must be there by stage 5)
-systems=$(sad_systems names)  # the systems run (default: all of local_models/sad/systems.py, in its order)
+# the systems run (default: every one of local_models/sad/systems.py DETECTORS, in its order)
+systems="energy webrtcvad silero_vad stat_sad cnn_hmm cnn_median rnn_hmm rnn_median seg_rnn majority_vote"
 train_config_suffix=""  # conf/tuning/train_<model>${suffix}.yaml: "" = paper size, _tiny = mini corpus, _smoke = tests
 chunks_per_frame_span=1.5  # training chunks per recording = frames / 400 x this
 aug_copies=0            # augmented copies per training recording that local/data.sh makes (0: train on ${train_set})
