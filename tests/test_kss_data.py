@@ -13,6 +13,7 @@ import soundfile
 
 from local_models.common.audio import load_audio
 from local_models.common.datadir import read_table
+from local_models.common.dirops import held_out_count
 from local_models.common.synth import espeak_available
 from local_models.common.validate import validate_data_dir
 from local_models.jdit import data, durations, g2p, phonemes
@@ -165,16 +166,16 @@ def test_transcript_found_and_wavs_under_kss_subdir(tmp_path, capsys):
 
 def test_held_out_split():
     entries = list(range(12853))
-    n_dev, n_test = data.held_out_count("200", 12853), data.held_out_count("50", 12853)
+    n_dev, n_test = held_out_count("200", 12853), held_out_count("50", 12853)
     s = data.split_held_out(entries, n_dev, n_test)
     assert (len(s["train"]), len(s["dev"]), len(s["test"])) == (12603, 200, 50)
     assert s["dev"][0] == 12603 and s["test"][0] == 12803 and s["test"][-1] == 12852
-    assert data.held_out_count("5%", 300) == 15 and data.held_out_count("5%", 12) == 1
+    assert held_out_count("5%", 300) == 15 and held_out_count("5%", 12) == 1
     assert data.split_held_out(list(range(5)), 2, 0)["test"] == []
     with pytest.raises(ValueError):
         data.split_held_out(list(range(5)), 3, 2)
     with pytest.raises(ValueError):
-        data.held_out_count("-3", 10)
+        held_out_count("-3", 10)
 
 
 # ----------------------------------------------------------------------------- features, stats, durations

@@ -71,7 +71,7 @@ def test_split_is_stable_under_additions():
     assert len(kept) >= 4  # a hash order: one new clip moves at most one old one out of test
     with pytest.raises(ValueError, match="leave no training clips"):
         rs.split(clips, dev="60%", test="40%")
-    with pytest.raises(ValueError, match="neither a count nor a share"):
+    with pytest.raises(ValueError, match="a count >= 0 or a percentage like '5%', got 'ten'"):
         rs.split(clips, dev="ten")
 
 

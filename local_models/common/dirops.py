@@ -243,3 +243,20 @@ def replace_dirs(built: Mapping[str, Path], dest_root: Path) -> None:
             os.replace(dest, old)
         os.replace(path, dest)
         shutil.rmtree(old, ignore_errors=True)
+
+
+def held_out_count(spec: str, total: int) -> int:
+    """'200' -> 200; '5%' -> 5 % of total, rounded, at least 1."""
+    spec = str(spec).strip()
+    try:
+        if spec.endswith("%"):
+            share = float(spec[:-1])
+            if not 0 <= share < 100:
+                raise ValueError
+            return max(1, round(total * share / 100)) if share > 0 else 0
+        n = int(spec)
+        if n < 0:
+            raise ValueError
+        return n
+    except ValueError:
+        raise ValueError(f"held-out size must be a count >= 0 or a percentage like '5%', got {spec!r}") from None

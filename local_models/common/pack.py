@@ -168,11 +168,11 @@ def _open_members(archive: Path):
                     yield m.name, t.extractfile(m)
 
 
-def verify_members(archive: PathLike) -> None:
+def verify_members(archive: PathLike, names: Optional[list] = None) -> None:
     """PackError unless every member ARCHIVE's checksums.sha256 lists is there with that sha256 (one line naming the
-    first member that differs); the archive is read once, nothing is written."""
+    first member that differs); NAMES: its member names when already listed. Nothing is written."""
     archive = Path(archive)
-    names = _member_names(archive)
+    names = _member_names(archive) if names is None else names
     if "meta.yaml" not in names:
         raise PackError(f"{archive}: corrupt archive (no meta.yaml: not a packed model)")
     if CHECKSUM_NAME not in names:
@@ -236,11 +236,11 @@ def unpack_archive(archive: PathLike) -> Path:
     from espnet2.main_funcs.pack_funcs import unpack
 
     archive = Path(archive)
-    _member_names(archive)
+    names = _member_names(archive)
     target = cache_root() / _digest(archive)
     if (target / "meta.yaml").is_file():
         return target
-    verify_members(archive)
+    verify_members(archive, names)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
     try:

@@ -27,7 +27,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 from .datadir import c_sort_key, write_data_dir
 from .debian import Package, unpacked
-from .dirops import check_built_dirs, replace_dirs
+from .dirops import check_built_dirs, held_out_count, replace_dirs
 
 TUXPAINT = Package("tuxpaint-stamps-default", "2022.06.04-1",
                    "6db6c1bfc870a47f1499d6203b083522eacb57c5f9c87d468f2e92eb6d9d5f34")
@@ -93,22 +93,11 @@ def tuxpaint_clips(root, lang: str) -> List[Clip]:
     return sorted(clips, key=lambda c: c_sort_key(c.utt))
 
 
-def _count(spec: str, total: int) -> int:
-    """'5%' of TOTAL or a plain count."""
-    try:
-        n = round(total * float(spec[:-1]) / 100) if str(spec).endswith("%") else int(spec)
-    except ValueError:
-        raise ValueError(f"'{spec}' is neither a count nor a share like 5%") from None
-    if n < 0:
-        raise ValueError(f"'{spec}': a negative size")
-    return n
-
-
 def split(clips: Sequence[Clip], dev="5%", test="5%") -> Dict[str, List[Clip]]:
     """Held-out sets by a hash of each utterance id (stable when clips are added or removed): the first TEST in
     hash order are test, the next DEV dev, the rest train."""
     order = sorted(clips, key=lambda c: hashlib.sha1(c.utt.encode()).hexdigest())
-    n_test, n_dev = _count(test, len(order)), _count(dev, len(order))
+    n_test, n_dev = held_out_count(test, len(order)), held_out_count(dev, len(order))
     if n_test + n_dev >= len(order):
         raise ValueError(f"dev {dev} + test {test} leave no training clips out of {len(order)}")
     parts = {"test": order[:n_test], "dev": order[n_test:n_test + n_dev], "train": order[n_test + n_dev:]}

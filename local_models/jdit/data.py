@@ -141,23 +141,6 @@ def read_transcript(path, corpus_dir=None, column: str = "expanded", check_audio
     return entries
 
 
-def held_out_count(spec: str, total: int) -> int:
-    """'200' -> 200; '5%' -> 5 % of total, rounded, at least 1."""
-    spec = str(spec).strip()
-    try:
-        if spec.endswith("%"):
-            share = float(spec[:-1])
-            if not 0 <= share < 100:
-                raise ValueError
-            return max(1, round(total * share / 100)) if share > 0 else 0
-        n = int(spec)
-        if n < 0:
-            raise ValueError
-        return n
-    except ValueError:
-        raise ValueError(f"held-out size must be a count >= 0 or a percentage like '5%', got {spec!r}") from None
-
-
 def split_held_out(entries: Sequence[Entry], n_dev: int, n_test: int) -> Dict[str, List[Entry]]:
     """The paper's split in file order: the last n_dev + n_test held out (dev first, then test)."""
     n = len(entries)
@@ -222,6 +205,12 @@ def write_set(out_dir, name: str, entries: Sequence[Entry], sample_rate: int = S
                 f.writelines(f"{e.utt} {rest}" for rest in ctm[e.stem])
     _swap_in(build, out_dir / name)
     return out_dir / name
+
+
+def read_sentences(path) -> List[str]:
+    """One sentence per line of PATH (whitespace squeezed; blank lines and '#' lines skipped): a text-only set."""
+    lines = [" ".join(line.split()) for line in Path(path).read_text(encoding="utf-8").splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
 
 
 def write_text_set(out_dir, name: str, sentences: Sequence[str], prefix: str = "ood") -> Path:

@@ -14,6 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from local_models.common.dirops import held_out_count
 from local_models.jdit import data
 
 
@@ -33,11 +34,6 @@ def get_parser():
     return p
 
 
-def read_sentences(path):
-    lines = [" ".join(line.split()) for line in Path(path).read_text(encoding="utf-8").splitlines()]
-    return [line for line in lines if line and not line.startswith("#")]
-
-
 def main(argv=None):
     args = get_parser().parse_args(argv)
     try:
@@ -47,8 +43,8 @@ def main(argv=None):
         if args.single_set:
             sets = {args.single_set: entries}
         else:
-            n_dev = data.held_out_count(args.dev, len(entries))
-            n_test = data.held_out_count(args.test, len(entries))
+            n_dev = held_out_count(args.dev, len(entries))
+            n_test = held_out_count(args.test, len(entries))
             sets = data.split_held_out(entries, n_dev, n_test)
         for name, subset in sets.items():
             if not subset:
@@ -56,7 +52,7 @@ def main(argv=None):
                 continue
             data.write_set(args.out, name, subset, args.sample_rate, ctm)
         if args.ood_text:
-            data.write_text_set(args.out, "ood", read_sentences(args.ood_text))
+            data.write_text_set(args.out, "ood", data.read_sentences(args.ood_text))
     except (ValueError, OSError) as e:
         print(f"prepare_kss: error: {e}", file=sys.stderr)
         return 1

@@ -30,11 +30,6 @@ def get_parser():
     return p
 
 
-def read_sentences(path):
-    lines = [" ".join(line.split()) for line in Path(path).read_text(encoding="utf-8").splitlines()]
-    return [line for line in lines if line and not line.startswith("#")]
-
-
 def summary(name, clips) -> str:
     """'train: N clips, M min (44100 Hz), S speaker(s)' from the source files' headers."""
     infos = [soundfile.info(str(c.path)) for c in clips]
@@ -50,7 +45,7 @@ def main(argv=None):
         sets = realspeech.split(realspeech.tuxpaint_clips(root, a.lang), a.dev, a.test)
         realspeech.write_sets(sets, a.out, sample_rate=a.sample_rate)
         if a.ood_text:
-            data.write_text_set(a.out, "ood", read_sentences(a.ood_text))
+            data.write_text_set(a.out, "ood", data.read_sentences(a.ood_text))
     except (ValueError, RuntimeError, OSError) as e:
         print(f"prepare_real: error: {e}", file=sys.stderr)
         return 1
