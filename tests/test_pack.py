@@ -216,3 +216,25 @@ def test_a_flipped_bit_never_loads(tmp_path, name):
         assert yaml.safe_load(m.file("config").read_text())["x"] == 3
         loaded += 1
     assert loaded < 10
+
+
+def test_a_second_load_reads_the_archive_once_unless_it_changed(tmp_path, monkeypatch):
+    """The cache dir is found by the archive's sha256, remembered by path, size and mtime: a settled archive is not
+    hashed again; one rewritten (even at the same size, within the clock tick) is, and a flipped bit is refused."""
+    import os
+
+    from local_models.common import pack
+
+    archive = make_archive(tmp_path)
+    old = archive.stat().st_mtime - 60  # settled: written a minute before its memo
+    os.utime(archive, (old, old))
+    hashed = []
+    monkeypatch.setattr(pack, "_digest", lambda p, real=pack._digest: hashed.append(p) or real(p))
+    root = load_model(archive, paper="sad").root
+    assert load_model(archive, paper="sad").root == root and len(hashed) == 1
+    raw = bytearray(archive.read_bytes())
+    raw[len(raw) // 2] ^= 0x10  # same size; its fresh mtime is within MEMO_TRUST_S of nothing remembered
+    archive.write_bytes(bytes(raw))
+    with pytest.raises(PackError, match=archive.name):
+        load_model(archive, paper="sad")
+    assert len(hashed) == 2

@@ -33,3 +33,33 @@ def test_errors_name_the_file(tmp_path):
         sealed.record_look(tmp_path, ["test"], "x", commit="c")
     assert (tmp_path / "sealed_looks.tsv").read_text().count("\n") == 2  # nothing appended to a damaged log
     assert sealed.looks_line({}) == "No sealed set was scored."
+
+
+def test_tuning_on_a_sealed_set_is_refused_naming_it():
+    from local_models.common.sealed import SealedSetError, check_tuning
+
+    check_tuning(["dev"], ["eval", "eval_ood"])  # dev: fine
+    with pytest.raises(SealedSetError, match="threshold: eval is a sealed set"):
+        check_tuning(["dev", "eval"], ["eval", "eval_ood"], "threshold")
+
+
+def test_score_looks_counts_only_sealed_sets_per_configuration(tmp_path):
+    from local_models.common.sealed import score_looks
+
+    conf = tmp_path / "decode.yaml"
+    conf.write_text("beam: 4\n")
+    first = score_looks(tmp_path / "exp", ["dev", "test"], ["test"], [conf])
+    assert first["looks"] == {"test": 1}
+    assert score_looks(tmp_path / "exp", ["dev", "test"], ["test"], [conf])["looks"] == {"test": 2}
+    conf.write_text("beam: 8\n")  # another configuration: its own count
+    other = score_looks(tmp_path / "exp", ["test"], ["test"], [conf])
+    assert other["looks"] == {"test": 1} and other["config"] != first["config"]
+    assert score_looks(tmp_path / "exp", ["dev"], ["test"], [conf])["looks"] == {}
+
+
+def test_sealed_check_command_exits_1_naming_the_set(capsys):
+    from local_models.common.sealed import main
+
+    assert main(["check", "--tuning", "dev", "--sealed", "test"]) == 0
+    assert main(["check", "--tuning", "test", "--sealed", "test", "--what", "beam"]) == 1
+    assert "beam: test is a sealed set" in capsys.readouterr().err

@@ -1,5 +1,6 @@
 """local_models/common/training.py reads back how an ESPnet2 run trained (epochs, best checkpoint, device), and the
 SAD report's Training section and egs/fearless_steps/sad1/local/gpu_train.sh's prepare / install halves."""
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -189,3 +190,23 @@ def test_zerospeech_report_states_the_training_budget(tmp_path):
         "scored at the best validation loss, epoch 2-3 (median 2); 1 codebook inverter from "
         "`conf/tuning/train_V001.yaml`, 1 epochs, scored at the best validation loss, epoch 1.")
     assert training_line(exp, ["not_trained"], tmp_path / "none") == ""
+
+
+def test_training_provenance_lists_each_runs_commit_and_device(tmp_path):
+    from local_models.common.results import (environment_lines, record_training, trained_by, training_summary)
+
+    model = tmp_path / "exp" / "cnn"
+    assert training_summary({"cnn": model}) == {"cnn": "not recorded"}
+    first = record_training(model, ngpu=0)
+    assert record_training(model, ngpu=0, dist_rank=1) is None  # a DDP worker other than rank 0 writes nothing
+    runs = trained_by(model)
+    assert runs == [first] and first["ngpu"] == 0 and first["commit"]
+    # a resumed training at another commit: both commits are named, in order
+    (model / "trained_by.json").write_text(json.dumps(runs + [{**first, "commit": "abc1234"}]))
+    summary = training_summary({"cnn": model, "rnn": model})
+    assert summary["cnn"] == f"commit {first['commit']}, abc1234 on {first['hardware']}"
+    lines = environment_lines({"date": "d", "commit": "c", "trained": summary})
+    assert f"- trained: `cnn`, `rnn`: {summary['cnn']}" in lines
+    (model / "trained_by.json").write_text("{not json")
+    with pytest.raises(ValueError, match="trained_by.json:1"):
+        trained_by(model)

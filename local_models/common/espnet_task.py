@@ -40,6 +40,18 @@ class LocalTask(AbsTask):
     train_hint: str = "train the model first"
 
     @classmethod
+    def main(cls, args: Optional[argparse.Namespace] = None, cmd=None):
+        """ESPnet's main, after recording which commit and device train OUTPUT_DIR (common/results.record_training:
+        RESULTS.md's environment block names them)."""
+        if args is None:
+            args = cls.get_parser().parse_args(cmd)
+        if getattr(args, "output_dir", None) and not getattr(args, "collect_stats", False):
+            from local_models.common.results import record_training
+
+            record_training(args.output_dir, ngpu=args.ngpu, dist_rank=getattr(args, "dist_rank", None))
+        return super().main(args=args)
+
+    @classmethod
     def add_options(cls, group) -> None:
         """Task-specific command-line options (none by default)."""
 

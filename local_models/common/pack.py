@@ -6,7 +6,8 @@ meta.yaml naming every file by key; yaml files whose paths are rewritten on unpa
                                                 archive or a recipe exp dir
 
 An archive unpacks into a content-addressed cache dir (SPEECH_RECIPES_CACHE, default ~/.cache/speech_recipes), once;
-a half-finished unpack is never seen by another process (extracted beside, then renamed). Every member but ESPnet's
+a half-finished unpack is never seen by another process (extracted beside, then renamed). A later load finds the
+cache dir by the archive's sha256, remembered by path, size and mtime (it reads a large archive only when it changed). Every member but ESPnet's
 meta.yaml is listed with its sha256 in checksums.sha256 (`sha256sum` format); unpacking checks each member read
 from the archive against it first (before ESPnet rewrites the yaml files' paths), so a flipped bit never loads.
 """
@@ -15,10 +16,12 @@ from __future__ import annotations
 import contextlib
 import datetime
 import hashlib
+import json
 import os
 import shutil
 import tarfile
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -142,6 +145,32 @@ def _digest(path: Path) -> str:
     return _sha256(path)[:16]
 
 
+MEMO_TRUST_S = 2.0  # a file changed this soon before its memo was written may have kept its mtime: hash it again
+
+
+def _archive_digest(archive: Path) -> str:
+    """_digest(ARCHIVE), remembered in the cache by path, size and mtime so a second load does not read a large
+    archive whole. As git does with its index ("racy clean"), a memo written within MEMO_TRUST_S of the file's mtime
+    is not trusted (a rewrite in the same clock tick keeps size and mtime), so an edited archive is always rehashed."""
+    st = archive.stat()
+    memo = cache_root() / "digests" / (hashlib.sha1(str(archive.resolve()).encode()).hexdigest() + ".json")
+    try:
+        m = json.loads(memo.read_text(encoding="utf-8"))
+        if (m["size"], m["mtime_ns"]) == (st.st_size, st.st_mtime_ns) and \
+                m["written"] - st.st_mtime >= MEMO_TRUST_S:
+            return m["digest"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    digest = _digest(archive)
+    with contextlib.suppress(OSError):  # a read-only cache only costs the next load a hash
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo.with_name(f".{memo.name}.{os.getpid()}")
+        tmp.write_text(json.dumps({"size": st.st_size, "mtime_ns": st.st_mtime_ns, "written": time.time(),
+                                   "digest": digest, "path": str(archive)}), encoding="utf-8")
+        os.replace(tmp, memo)
+    return digest
+
+
 def _parse_checksums(text: str, where: str) -> Dict[str, str]:
     """{member name: sha256} of a checksums.sha256 text; PackError naming the line when a line is not `HEX  NAME`."""
     sums = {}
@@ -236,10 +265,10 @@ def unpack_archive(archive: PathLike) -> Path:
     from espnet2.main_funcs.pack_funcs import unpack
 
     archive = Path(archive)
-    names = _member_names(archive)
-    target = cache_root() / _digest(archive)
-    if (target / "meta.yaml").is_file():
+    target = cache_root() / _archive_digest(archive)
+    if (target / "meta.yaml").is_file():  # unpacked and verified by an earlier load
         return target
+    names = _member_names(archive)
     verify_members(archive, names)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))

@@ -34,6 +34,9 @@ MAX_LINE = 200   # README: every line shorter than this
 MAX_LINES = 120  # README: at most this many lines
 
 HOLDS, FAILS = "**holds**", "**does not hold**"
+# common/verdict.py's words: "not told apart" and "not shown" are neither (the data cannot say), "does NOT hold" and
+# "NOT met" fail; older reports' wordings stay recognised
+_NEUTRAL = re.compile(r"not told apart|not shown", re.I)
 _NEGATIVE = re.compile(r"does not hold|\bnot met\b|\bmisses\b|not within", re.I)
 _POSITIVE = re.compile(r"\bholds\b|\bmet\b|\bmeets\b|\bwithin\b", re.I)
 
@@ -60,6 +63,8 @@ def verdict(claim: str) -> Optional[bool]:
     """Whether CLAIM says it holds (True), does not (False), or neither (None: a measurement, not a check)."""
     if _NEGATIVE.search(claim):
         return False
+    if _NEUTRAL.search(claim):
+        return None
     if _POSITIVE.search(claim):
         return True
     return None
@@ -83,10 +88,21 @@ def _find(claims: List[str], pattern: str, required: bool = True) -> Optional[re
 def _tcstar(claims: List[str]) -> str:
     # paper (abstract): SALAD "increases Mel cepstral distortion between 0.1 and 0.3 dB, but it is over an order of
     # magnitude faster"; Table 2 (Big): +0.28 dB (M1), +0.11 dB (F1); the MCD check is that 0.3 dB bound
-    g = _find(claims, r"^test MCD SALAD - RNN: .*\bM1 big ([+-][\d.]+) dB \(paper ([+-][\d.]+)\).*"
-                      r"\bF1 big ([+-][\d.]+) dB \(paper ([+-][\d.]+)\)")
-    out = (f"MCD SALAD - RNN {g.group(1)} / {g.group(3)} dB (paper {g.group(2)} / {g.group(4)}): "
-           f"{said(max(float(g.group(1)), float(g.group(3))) <= 0.3)}")
+    # reports since #49: one verdict.goal sentence per speaker on the no-silence MCD's 95 % interval; older reports:
+    # one line of point gaps (MCD with silence), judged on the points
+    big = [_find(claims, rf"^{spk} big: test MCD \(no silence\) Big SALAD - Big RNN at most \+[\d.]+ dB.*?"
+                         r"\(paper ([+-][\d.]+) dB[^)]*\): (\*\*met\*\*|not shown|NOT met), ([+-][\d.]+) \[",
+                 required=False) for spk in ("M1", "F1")]
+    if all(big):
+        words = [m.group(2) for m in big]
+        judged = FAILS if "NOT met" in words else HOLDS if words == ["**met**"] * 2 else "not shown"
+        out = (f"MCD Big SALAD - RNN {big[0].group(3)} / {big[1].group(3)} dB, no silence (paper {big[0].group(1)} / "
+               f"{big[1].group(1)}; <= 0.3): {judged}")
+    else:
+        g = _find(claims, r"^test MCD SALAD - RNN: .*\bM1 big ([+-][\d.]+) dB \(paper ([+-][\d.]+)\).*"
+                          r"\bF1 big ([+-][\d.]+) dB \(paper ([+-][\d.]+)\)")
+        out = (f"MCD SALAD - RNN {g.group(1)} / {g.group(3)} dB (paper {g.group(2)} / {g.group(4)}): "
+               f"{said(max(float(g.group(1)), float(g.group(3))) <= 0.3)}")
     s = _find(claims, r"^(?:fp32|measured): .*runs at ([\d.]+)x the speed of Big RNN .*?\(paper ([\d.]+)x\)"
                       r"(?:; windowed Big SALAD ([\d.]+)x)?.*the order-of-magnitude claim (holds|does NOT hold)",
               required=False)  # the latency benchmark ran
@@ -97,17 +113,30 @@ def _tcstar(claims: List[str]) -> str:
 
 
 def _indic(claims: List[str]) -> str:
-    # paper Table 2, avg. WER: multi-softmax 22.86, multilingual vanilla 32.45
-    w = _find(claims, r"^(HOLDS|DOES NOT HOLD): multi-softmax beats vanilla on average WER \(([\d.]+) vs ([\d.]+)")
-    o = _find(claims, r"^(HOLDS|DOES NOT HOLD): the switch-off setting", required=False)
-    return (f"WER multi-softmax {w.group(2)} vs vanilla {w.group(3)} % (paper 22.86 vs 32.45): "
-            f"{said(w.group(1) == 'HOLDS')}" + (f"; decoder switch-off: {said(o.group(1) == 'HOLDS')}" if o else ""))
+    # paper Table 2, avg. WER: multi-softmax 22.86, multilingual vanilla 32.45. Older reports put HOLDS / DOES NOT
+    # HOLD before the claim; newer ones common/verdict.py's word after it, where "not told apart" / "not shown" (the
+    # interval cannot say) and "not measurable" / "not judged" are said as they are
+    word = {"HOLDS": HOLDS, "**holds**": HOLDS, "**met**": HOLDS, "DOES NOT HOLD": FAILS, "does NOT hold": FAILS,
+            "NOT met": FAILS}
+    w = (_find(claims, r"^(?P<v>HOLDS|DOES NOT HOLD): multi-softmax beats vanilla on average WER "
+                       r"\((?P<ours>[\d.]+) vs (?P<base>[\d.]+)", required=False)
+         or _find(claims, r"^multi-softmax beats vanilla on average WER \((?P<ours>[\d.]+) vs (?P<base>[\d.]+)[^)]*\): "
+                          r"(?P<v>\*\*holds\*\*|not told apart|does NOT hold|not judged)"))
+    o = (_find(claims, r"^(?P<v>HOLDS|DOES NOT HOLD): the switch-off setting", required=False)
+         or _find(claims, r"^the switch-off setting chosen on dev cuts [^(:]*(?:\([^)]*\))?: "
+                          r"(?P<v>\*\*met\*\*|not shown|NOT met|not measurable|not judged)", required=False))
+    return (f"WER multi-softmax {w.group('ours')} vs vanilla {w.group('base')} % (paper 22.86 vs 32.45): "
+            f"{word.get(w.group('v'), w.group('v'))}"
+            + (f"; decoder switch-off: {word.get(o.group('v'), o.group('v'))}" if o else ""))
 
 
 def _kss(claims: List[str]) -> str:
     # paper Table 1, MOS on KSS: JDI-T 3.52 vs FastSpeech 3.23 (JDI-T above the other duration-informed model; best of
     # all on the paper's internal set); ours: MCD, and the aligner's durations against the true ones (goal < 2 frames;
     # the mini corpus only: a recorded corpus has no true durations)
+    if any(re.match(r"^`[^`]+` MCD \(DTW\): ", c) for c in claims):
+        return _kss_verdicts(claims)
+    # older reports: the point MCDs compared, the goal on the point MAE
     m = _find(claims, r"^`[^`]+` MCD: JDI-T \(ours\) ([\d.]+) dB, .*\bFastSpeech ([\d.]+) dB")
     d = _find(claims, r"^JDI-T aligner duration MAE on `[^`]+` against the engine events: ([\d.]+) frames",
               required=False)
@@ -116,7 +145,44 @@ def _kss(claims: List[str]) -> str:
             + (f"; aligner MAE {d.group(1)} frames (goal < 2): {said(verdict(d.string) is True)}" if d else ""))
 
 
+def _kss_word(v: str) -> str:
+    """The cell's word for a verdict.py verdict: holds / met and their failures in bold, the rest as said."""
+    return {"**holds**": HOLDS, "**met**": HOLDS, "does NOT hold": FAILS, "NOT met": FAILS}.get(v, v)
+
+
+def _kss_verdicts(claims: List[str]) -> str:
+    # the interval verdicts of local_models/jdit/report.py: FastSpeech - JDI-T MCD (DTW), or FastSpeech not judged
+    # (not converged); the aligner's goal on the upper end of its interval
+    m = _find(claims, r"^MCD \(DTW\) on `[^`]+`, FastSpeech − JDI-T \(ours\)[^:]*: (\*\*holds\*\*|does NOT hold|"
+                      r"not told apart), ([+-][\d.]+) \[", required=False)
+    n = _find(claims, r"^MCD ordering on `[^`]+`, FastSpeech vs JDI-T \(ours\): not judged", required=False)
+    if m:
+        out = f"MCD FastSpeech − JDI-T {m.group(2)} dB (paper MOS 3.23 vs 3.52): {_kss_word(m.group(1))}"
+    elif n:
+        out = "MCD vs FastSpeech: not judged (not converged)"
+    else:
+        raise ValueError("no FastSpeech ordering verdict")
+    d = _find(claims, r"^JDI-T aligner duration MAE on `[^`]+` against the engine events \(goal < 2 frames\): "
+                      r"(\*\*met\*\*|NOT met|not shown|not judged), ([\d.]+)", required=False)
+    return out + (f"; aligner MAE {d.group(2)} frames (goal < 2): {_kss_word(d.group(1))}" if d else "")
+
+
+# paper 003 Tables 1-2, ABX %: the Transformer candidates of the ordering check and the conv VQ-VAE
+_ZS_PAPER = {"trf_mfcc_k128": "21.91", "trf_mfcc_k256": "21.94", "conv": "24.17"}
+_ZS_CANDIDATE = re.compile(r"^Transformer VQ-VAE ABX below the conv VQ-VAE's \(our frame rule\), `([^`]+)` ([\d.]+) %"
+                           r".*? vs conv ([\d.]+) %.*?(?:, Transformer - conv: (\*\*holds\*\*|not told apart|"
+                           r"does NOT hold)|: (no interval))")
+_ZS_WORD = {"**holds**": HOLDS, "does NOT hold": FAILS, "not told apart": "not told apart", None: "one seed"}
+
+
 def _zerospeech(claims: List[str]) -> str:
+    # verdict.py's wording: one claim per declared Transformer candidate (none picked), each with its interval
+    found = [m for m in map(_ZS_CANDIDATE.search, claims) if m]
+    if found:
+        return (f"ABX conv {found[0].group(3)} (paper {_ZS_PAPER['conv']}) vs Transformer "
+                + "; ".join(f"{m.group(1).replace('trf_mfcc_', '').upper()} {m.group(2)} (paper "
+                            f"{_ZS_PAPER.get(m.group(1), '?')}): {_ZS_WORD[m.group(4)]}" for m in found))
+    # the wording of RESULTS.md written before (the lowest of the candidates, verdict on its mean)
     # paper Table 2: Transformer VQ-VAE K=256 21.94 vs conv VQ-VAE 24.17 % ABX (-2.23 points)
     a = _find(claims, r"^Transformer VQ-VAE ABX below the conv VQ-VAE's .*: \*\*(holds|does NOT hold)\*\* "
                       r"\(`[^`]+` ([\d.]+) %.* vs conv ([\d.]+) %")
@@ -129,12 +195,20 @@ def _zerospeech(claims: List[str]) -> str:
 
 def _sad(claims: List[str]) -> str:
     # paper Table 2, eval DCF (collar 0.5 s): seg RNN 1.19, CNN+HMM 2.45, RNN+HMM 2.17, statistical SAD 4.60 %
-    o = _find(claims, r"^Paper's ordering on eval DCF \(collar .*: \*\*(holds|does NOT hold)\*\* here \((.*)\)\.?$")
-    v = re.findall(r"(\d+\.\d+)(?=,|$)", o.group(2))
+    # judged on the intervals of the pairs' differences (sad/claims.py): "**holds**, <interval>" / "not told apart" /
+    # "does NOT hold" / "no verdict" (too few units); older reports judged the points: "**holds** here (<DCFs>)"
+    o = _find(claims, r"^Paper's ordering on eval DCF \(collar [^)]*\) \([^)]*\) here \((?P<dcfs>.*?)\); per-file mean "
+                      r".*?: (?:\*\*)?(?P<v>holds|not told apart|does NOT hold|no verdict)(?:\*\*)?[,;]", required=False) \
+        or _find(claims, r"^Paper's ordering on eval DCF \(collar .*: \*\*(?P<v>holds|does NOT hold)\*\* here "
+                         r"\((?P<dcfs>.*)\)\.?$")
+    v = re.findall(r"(\d+\.\d+)(?=,|$)", o.group("dcfs"))
     if len(v) < 4:
         raise ValueError("fewer than four DCFs in the ordering claim")
+    word = o.group("v")
+    judged = said(word == "holds") if word in ("holds", "does NOT hold") else f"{word} (95 % interval)" \
+        if word == "not told apart" else "no verdict (no interval)"
     return (f"eval DCF seg RNN {v[0]}, CNN {v[1]}, RNN {v[2]}, stat. {v[3]} % (paper 1.19, 2.45, 2.17, 4.60): "
-            f"ordering {said(o.group(1) == 'holds')}")
+            f"ordering {judged}")
 
 
 SUMMARIES: Dict[str, Callable[[List[str]], str]] = {

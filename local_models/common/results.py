@@ -116,7 +116,8 @@ def environment_lines(env: Mapping) -> list:
     if not env:
         return []
     return ["## Environment", "",
-            f"- date: `{env.get('date')}`, commit `{env.get('commit')}`",
+            f"- date: `{env.get('date')}`, commit `{env.get('commit')}` (the code that decoded and scored)",
+            *training_lines(env.get("trained") or {}),
             f"- python `{env.get('python')}`, torch `{env.get('torch')}`, espnet `{env.get('espnet')}`",
             f"- CPU: {env.get('cpu')}, {env.get('cores')} cores, "
             f"{' '.join(env.get('cpu_flags') or []) or 'no AVX2 / AVX-512 / AMX'}",
@@ -144,13 +145,15 @@ def _merge(old: dict, new: Mapping) -> dict:
 
 
 def update_results(path, recipe: str, corpus: str, systems: Mapping[str, Mapping], drop=(), extra=None,
-                   headline: Optional[Callable[[dict], list]] = None) -> dict:
+                   headline: Optional[Callable[[dict], list]] = None, trained: Optional[Mapping] = None) -> dict:
     """Merge `systems` ({name: {metric: value | {subset: {metric: value}}}}) into results.json.
 
     `drop`: system names to remove first (e.g. ones a rerun no longer produces), so no stale row survives.
     `extra`: top-level keys set as given (replacing theirs), e.g. how the models were trained.
     `headline`: computes results.json's 'headline' from the merged systems (earlier runs' included), in the
     same write, so the claims never describe other numbers than the file's.
+    `trained`: {model name: exp dir} of the models scored: environment['trained'] names the commit(s) and device
+    that trained each (their trained_by.json, `record_training`), beside the commit that scored.
     """
     path = Path(path)
     data = json.loads(path.read_text()) if path.is_file() else {}
@@ -158,6 +161,8 @@ def update_results(path, recipe: str, corpus: str, systems: Mapping[str, Mapping
         data = {}  # results of another corpus are not comparable: start over
     before = copy.deepcopy(data)
     env = environment(path.parent)
+    if trained:
+        env["trained"] = training_summary(trained)
     data.update(recipe=recipe, corpus=corpus, commit=env["commit"], hardware=hardware(env["gpu"]), environment=env)
     for name in drop:
         data.setdefault("systems", {}).pop(name, None)
@@ -172,3 +177,64 @@ def update_results(path, recipe: str, corpus: str, systems: Mapping[str, Mapping
         json.dump(data, f, indent=1, sort_keys=True, ensure_ascii=False)
         f.write("\n")
     return data
+
+
+# ---- provenance of trained models: which commit trained each exp dir, on what (RESULTS.md's environment block)
+TRAINED_BY = "trained_by.json"
+
+
+def record_training(output_dir, ngpu: int = 0, dist_rank: Optional[int] = None) -> Optional[dict]:
+    """Append this training run (date, commit, hardware, GPUs) to OUTPUT_DIR/trained_by.json: a resumed training
+    adds a line, so a model trained across commits says so. Rank > 0 of a DDP job writes nothing."""
+    import datetime
+
+    if dist_rank not in (None, 0):
+        return None
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    gpu = gpus() if ngpu else None
+    entry = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+             "commit": git_commit(output_dir), "hardware": hardware(gpu), "ngpu": int(ngpu)}
+    runs = trained_by(output_dir)
+    with atomic_open(output_dir / TRAINED_BY) as f:
+        json.dump(runs + [entry], f, indent=1)
+        f.write("\n")
+    return entry
+
+
+def trained_by(model_dir) -> list:
+    """The training runs recorded in MODEL_DIR/trained_by.json ([] when none: trained before it was recorded)."""
+    path = Path(model_dir) / TRAINED_BY
+    if not path.is_file():
+        return []
+    try:
+        runs = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}:{e.lineno}: not JSON ({e.msg})") from None
+    if not isinstance(runs, list):
+        raise ValueError(f"{path}: expected a list of training runs")
+    return runs
+
+
+def training_summary(model_dirs: Mapping[str, object]) -> dict:
+    """{name: "commit(s) on hardware"} for results.json's environment['trained'] from {name: exp dir}: the commits
+    (in order, without repeats) and devices of each model's training runs; "not recorded" where none is."""
+    out = {}
+    for name, d in model_dirs.items():
+        runs = trained_by(d)
+        if not runs:
+            out[name] = "not recorded"
+            continue
+        commits = list(dict.fromkeys(r.get("commit", "unknown") for r in runs))
+        devices = list(dict.fromkeys(r.get("hardware", "unknown") for r in runs))
+        out[name] = f"commit {', '.join(commits)} on {'; '.join(devices)}"
+    return out
+
+
+def training_lines(trained: Mapping[str, str]) -> list:
+    """The environment block's lines for results.json's environment['trained'] ({model: summary}): models that share
+    a summary share a line."""
+    groups: dict = {}
+    for name, summary in trained.items():
+        groups.setdefault(summary, []).append(name)
+    return [f"- trained: {', '.join(f'`{n}`' for n in names)}: {summary}" for summary, names in groups.items()]

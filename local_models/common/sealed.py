@@ -6,6 +6,10 @@ clean held-out score, more means the set has been seen while something was still
     fp = fingerprint(["conf/train.yaml", "conf/decode.yaml"], options={"threshold": 0.5})
     counts = record_look("exp", ["test"], fp)          # {"test": 1}
     looks_line(counts)                                  # "Sealed sets scored under this configuration: test 1 time."
+
+A recipe declares its sealed sets (stages.sh `sealed_sets`); a tuning step refuses one (`check_tuning`, or from shell
+`python -m local_models.common.sealed check --tuning dev --sealed "eval eval_ood"`), and the scoring stage records
+its looks with `score_looks`, which results.json keeps under "sealed_looks".
 """
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ import datetime
 import hashlib
 import json
 from pathlib import Path
-from typing import Dict, Iterable, Mapping, Optional
+from typing import Dict, Iterable, Mapping, Optional, Sequence
 
 from .results import git_commit
 
@@ -78,3 +82,61 @@ def looks_line(counts: Mapping[str, int]) -> str:
     tail = (f" ({', '.join(seen)} scored more than once under this configuration: not a clean held-out score)"
             if seen else "")
     return f"Sealed sets scored under this configuration: {', '.join(parts)}{tail}."
+
+
+class SealedSetError(ValueError):
+    """A tuning step was handed a sealed set."""
+
+
+def check_tuning(sets: Iterable[str], sealed: Iterable[str], what: str = "tuning") -> None:
+    """Refuse SETS (the data a tuning step chooses on) when one is SEALED: choices are made on dev only."""
+    sealed = set(sealed)
+    bad = [s for s in sets if s in sealed]
+    if bad:
+        raise SealedSetError(f"{what}: {', '.join(bad)} {'is a sealed set' if len(bad) == 1 else 'are sealed sets'} "
+                             f"(sealed: {' '.join(sorted(sealed))}): choices are made on dev, sealed sets are only "
+                             "scored")
+
+
+def score_looks(exp_dir, scored: Iterable[str], sealed: Iterable[str], config_files: Iterable,
+                options: Optional[Mapping] = None) -> dict:
+    """The scoring stage's record: one look at each set of SCORED that is SEALED, under the configuration
+    fingerprint of CONFIG_FILES + OPTIONS. Returns results.json's "sealed_looks": {"config": fp, "looks": {set: n}}
+    ({} looks when no sealed set was scored)."""
+    sealed = list(dict.fromkeys(sealed))
+    scored_sealed = [s for s in dict.fromkeys(scored) if s in sealed]
+    config = fingerprint(config_files, options)
+    counts = record_look(exp_dir, scored_sealed, config) if scored_sealed else {}
+    return {"config": config, "looks": counts}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m local_models.common.sealed", description=(
+        "Sealed sets: `check` refuses a tuning step handed a sealed set (exit 1, one line naming it); `looks` prints "
+        "how many times each set was scored under a configuration (exp/sealed_looks.tsv)."))
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("check", help="exit 1 when a --tuning set is --sealed")
+    c.add_argument("--tuning", required=True, help="the sets the step chooses on (space-separated)")
+    c.add_argument("--sealed", default="", help="the recipe's sealed sets (space-separated)")
+    c.add_argument("--what", default="tuning", help="the step's name, for the message")
+    lk = sub.add_parser("looks", help="print the looks of each set under a configuration")
+    lk.add_argument("exp_dir")
+    lk.add_argument("--sets", required=True, help="space-separated")
+    lk.add_argument("--config", required=True, help="the configuration fingerprint")
+    args = parser.parse_args(argv)
+    if args.cmd == "check":
+        try:
+            check_tuning(args.tuning.split(), args.sealed.split(), args.what)
+        except SealedSetError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        return 0
+    print(looks_line(looks(args.exp_dir, args.sets.split(), args.config)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
