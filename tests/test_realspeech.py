@@ -91,3 +91,43 @@ def test_data_dirs_read_back_at_the_rate(tmp_path):
     rs.write_sets(sets, tmp_path / "data", prefix="real_", sample_rate=22050)
     assert not (tmp_path / "data" / "real_train" / "feats.scp").exists()
     assert not [p for p in (tmp_path / "data").iterdir() if p.name.startswith(".")]
+
+
+def make_fillets(root):
+    """fillets-ng-data's scripts and fillets-ng-data-cs's recordings, as the packages lay them out (1.0.1-1.1)."""
+    base = root / rs.FILLETS
+    (base / "script" / "city").mkdir(parents=True), (base / "sound" / "city" / "cs").mkdir(parents=True)
+    (base / "script" / "city" / "dialogs_cs.lua").write_text(
+        '\ndialogId("vit-hs-klid1", "font_statue", "Citizens, please remain calm.")\n'
+        'dialogStr("Občané.  Zachovejte klid a rozvahu.")\n\n'
+        'dialogId("vit-m-uz", "font_small", "He said \\"no\\".")\ndialogStr("Řekl \\"ne\\".")\n\n'
+        '-- Lasersound\ndialogId("laser", "", "")\n\n'
+        'dialogId("vit-v-ticho", "font_big", "Quiet.")\ndialogStr("")\n', encoding="utf-8")
+    (base / "script" / "city" / "dialogs_nl.lua").write_text(  # another language's line: not read for cs
+        'dialogId("vit-m-uz", "font_small", "x")\ndialogStr("Hij zei nee.")\n', encoding="utf-8")
+    for stem, freq in (("vit-hs-klid1", 220), ("vit-m-uz", 330), ("laser", 440), ("vit-v-ticho", 550),
+                       ("vit-m-nic", 660)):  # laser: an effect; ticho: empty line; nic: no line at all
+        ogg(base / "sound" / "city" / "cs" / f"{stem}.ogg", 0.3, freq, rate=22050)
+    return root
+
+
+def test_fillets_clips_take_each_recordings_line_and_character(tmp_path):
+    root = make_fillets(tmp_path)
+    clips = rs.fillets_clips(root, root, "cs")
+    assert [(c.utt, c.text, c.speaker) for c in clips] == [
+        ("fillets_cs_small-city-vit-m-uz", 'Řekl "ne".', "fillets_cs_small"),
+        ("fillets_cs_statue-city-vit-hs-klid1", "Občané. Zachovejte klid a rozvahu.", "fillets_cs_statue"),
+    ]
+    with pytest.raises(rs.RealSpeechError, match="not an unpacked fillets-ng-data-nl"):
+        rs.fillets_clips(root, tmp_path / "nowhere", "nl")
+    with pytest.raises(rs.RealSpeechError, match="no recordings in 'fr'"):
+        rs.source_clips("fillets", "fr", str(root), str(root))
+
+
+@needs_sox
+def test_fillets_command_writes_data_dirs(tmp_path):
+    root = make_fillets(tmp_path / "tree")
+    assert rs.main(["--source", "fillets", "--lang", "cs", "--root", str(root), "--voices-root", str(root),
+                    "--dev", "0", "--test", "1", "--prefix", "cs_", str(tmp_path / "data")]) == 0
+    texts = {**read_table(tmp_path / "data" / "cs_train" / "text"), **read_table(tmp_path / "data" / "cs_test" / "text")}
+    assert sorted(texts) == ["fillets_cs_small-city-vit-m-uz", "fillets_cs_statue-city-vit-hs-klid1"]

@@ -12,6 +12,14 @@ cannot be told apart (say so where it matters: LID).
     sets = split(clips, dev="5%", test="5%")             # {"train": [...], "dev": [...], "test": [...]}
     write_sets(sets, "data", prefix="real_", sample_rate=22050)   # data/real_{train,dev,test}/
 
+Fish Fillets NG's dialogue (`fillets-ng-data` holds `script/<level>/dialogs_<lang>.lua`, `fillets-ng-data-<lang>`
+the recordings `sound/<level>/<lang>/<id>.ogg`, both under usr/share/games/fillets-ng): each line of a dialogs file
+pair is `dialogId("<id>", "<font>", "<English>")` then `dialogStr("<the line in lang>")`; the font is the character
+who speaks (font_small / font_big: the two fish, each one actor per language; the others extras), so the speaker is
+`fillets_<lang>_<font>`. Czech and Dutch are recorded (cs 1,782 clips / 101 min, nl 1,529 / 91 min).
+
+    clips = fillets_clips(debian.unpacked(FILLETS_DATA), debian.unpacked(FILLETS_VOICES["cs"]), "cs")
+
 python -m local_models.common.realspeech --help: the same from the command line.
 """
 from __future__ import annotations
@@ -32,6 +40,14 @@ from .dirops import check_built_dirs, held_out_count, replace_dirs
 TUXPAINT = Package("tuxpaint-stamps-default", "2022.06.04-1",
                    "6db6c1bfc870a47f1499d6203b083522eacb57c5f9c87d468f2e92eb6d9d5f34")
 STAMPS = "usr/share/tuxpaint/stamps"
+FILLETS_DATA = Package("fillets-ng-data", "1.0.1-1.1",
+                       "25de89afd8b1adf7bcace8290248a6a22c89cd42300317e69000e162c032cf84")
+FILLETS_VOICES = {
+    "cs": Package("fillets-ng-data-cs", "1.0.1-1.1", "3ecef99b9456f1c80c9625c6f2418642b52d58e7167a46bad7a412db17991b14"),
+    "nl": Package("fillets-ng-data-nl", "1.0.1-1.1", "afb4443fda9ab507dee578b75be857d121718a1cd6017a474f30e0eb13dc9d10"),
+}
+FILLETS = "usr/share/games/fillets-ng"
+SOURCES = ("tuxpaint", "fillets")
 
 
 class RealSpeechError(ValueError):
@@ -93,6 +109,62 @@ def tuxpaint_clips(root, lang: str) -> List[Clip]:
     return sorted(clips, key=lambda c: c_sort_key(c.utt))
 
 
+_LUA_STRING = r'"((?:[^"\\\n]|\\.)*)"'
+_DIALOG = re.compile(r'dialogId\(\s*' + _LUA_STRING + r'\s*,\s*' + _LUA_STRING + r'\s*,\s*' + _LUA_STRING
+                     + r'\s*\)\s*dialogStr\(\s*' + _LUA_STRING + r'\s*\)')
+
+
+def _lua_unescape(text: str) -> str:
+    return re.sub(r"\\(.)", lambda m: {"n": " ", "t": " "}.get(m.group(1), m.group(1)), text)
+
+
+def fillets_dialogs(lua: Path) -> Dict[str, tuple]:
+    """{dialog id: (font, text)} of a dialogs_<lang>.lua (text unescaped, whitespace squeezed). A dialogId with no
+    dialogStr after it (the package has sound-effect ids such as `dialogId("laser", "", "")`) has no text."""
+    try:
+        src = lua.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise RealSpeechError(f"{lua}: not UTF-8 ({e.reason} at byte {e.start})") from None
+    return {m.group(1): (m.group(2), " ".join(_lua_unescape(m.group(4)).split())) for m in _DIALOG.finditer(src)}
+
+
+def fillets_clips(data_root, voices_root, lang: str) -> List[Clip]:
+    """Every recorded line of LANG with its text: the scripts under the unpacked fillets-ng-data DATA_ROOT, the
+    recordings under the unpacked fillets-ng-data-<lang> VOICES_ROOT. A recording without a line in its level's
+    dialogs_<lang>.lua, or with an empty one, is left out; the same audio twice is kept once."""
+    scripts, sounds = Path(data_root) / FILLETS / "script", Path(voices_root) / FILLETS / "sound"
+    for d, pkg in ((scripts, FILLETS_DATA.name), (sounds, f"fillets-ng-data-{lang}")):
+        if not d.is_dir():
+            raise RealSpeechError(f"{d.parent.parent.parent.parent}: no {FILLETS}/{d.name}: not an unpacked {pkg}")
+    clips, seen = [], set()
+    for ogg in sorted(sounds.glob(f"*/{lang}/*.ogg"), key=lambda p: c_sort_key(str(p))):
+        level = ogg.parent.parent.name
+        lua = scripts / level / f"dialogs_{lang}.lua"
+        font, text = fillets_dialogs(lua).get(ogg.stem, ("", "")) if lua.is_file() else ("", "")
+        digest = hashlib.sha1(ogg.read_bytes()).hexdigest()
+        if not text or digest in seen:
+            continue
+        seen.add(digest)
+        who = font[len("font_"):] if font.startswith("font_") else font
+        speaker = f"fillets_{lang}_{re.sub(r'[^A-Za-z0-9_]', '_', who)}"
+        # Kaldi's rule: an utterance id starts with its speaker's (sorting keeps a speaker's utterances together)
+        clips.append(Clip(f"{speaker}-" + re.sub(r"[^A-Za-z0-9_.-]", "_", f"{level}-{ogg.stem}"), ogg, text, speaker))
+    if not clips:
+        raise RealSpeechError(f"{sounds}: no '{lang}' recordings with a line in script/<level>/dialogs_{lang}.lua")
+    return sorted(clips, key=lambda c: c_sort_key(c.utt))
+
+
+def source_clips(source: str, lang: str, root: Optional[str] = None, voices_root: Optional[str] = None) -> List[Clip]:
+    """The clips of SOURCE ('tuxpaint' or 'fillets') in LANG, from the given unpacked trees or the pinned packages."""
+    if source == "tuxpaint":
+        return tuxpaint_clips(root or unpacked(TUXPAINT), lang)
+    if source == "fillets":
+        if lang not in FILLETS_VOICES:
+            raise RealSpeechError(f"fillets: no recordings in '{lang}' (recorded: {', '.join(FILLETS_VOICES)})")
+        return fillets_clips(root or unpacked(FILLETS_DATA), voices_root or unpacked(FILLETS_VOICES[lang]), lang)
+    raise RealSpeechError(f"unknown source '{source}' (one of {', '.join(SOURCES)})")
+
+
 def split(clips: Sequence[Clip], dev="5%", test="5%") -> Dict[str, List[Clip]]:
     """Held-out sets by a hash of each utterance id (stable when clips are added or removed): the first TEST in
     hash order are test, the next DEV dev, the rest train."""
@@ -129,12 +201,17 @@ def write_sets(sets: Mapping[str, Sequence[Clip]], out_root, prefix: str = "", s
 def get_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m local_models.common.realspeech", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--lang", required=True, help="the reader's language code in Tux Paint (es, ca, fr, ro, ...; en)")
+    p.add_argument("--source", choices=SOURCES, default="tuxpaint",
+                   help="tuxpaint (stamp descriptions) or fillets (Fish Fillets NG's dialogue) (default: %(default)s)")
+    p.add_argument("--lang", required=True,
+                   help="the language code: tuxpaint es, ca, fr, ro, ru, bg, be, el, en; fillets cs, nl")
     p.add_argument("--dev", default="5%", help="held-out dev clips: a count or a share (default: %(default)s)")
     p.add_argument("--test", default="5%", help="held-out test clips (default: %(default)s)")
     p.add_argument("--prefix", default="", help="data dir name prefix (e.g. real_: data/real_train)")
     p.add_argument("--sample-rate", type=int, default=16000, help="wav.scp rate in Hz (default: %(default)s)")
-    p.add_argument("--root", help="an unpacked package tree (default: fetch and unpack the pinned package)")
+    p.add_argument("--root", help="an unpacked package tree (default: fetch and unpack the pinned package; "
+                                  "fillets: the fillets-ng-data tree)")
+    p.add_argument("--voices-root", help="fillets: the unpacked fillets-ng-data-<lang> tree (default: fetch it)")
     p.add_argument("out", help="parent of the data dirs (e.g. data)")
     return p
 
@@ -142,8 +219,9 @@ def get_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     a = get_parser().parse_args(argv)
     try:
-        clips = tuxpaint_clips(a.root or unpacked(TUXPAINT), a.lang)
-        dirs = write_sets(split(clips, a.dev, a.test), a.out, a.prefix, a.sample_rate)
+        clips = source_clips(a.source, a.lang, a.root, a.voices_root)
+        sets = {name: part for name, part in split(clips, a.dev, a.test).items() if part}  # --dev 0: no dev dir
+        dirs = write_sets(sets, a.out, a.prefix, a.sample_rate)
     except (ValueError, RuntimeError) as e:
         print(f"realspeech: error: {e}", file=sys.stderr)
         return 1
