@@ -10,6 +10,7 @@ import pytest
 from recipe_runner import ROOT, run_recipe
 
 RECIPES = {  # recipe -> the package whose stages it runs
+    "egs/debian_speech/sad1": "sad",
     "egs/fearless_steps/sad1": "sad",
     "egs/indic/asr1": "multisoftmax",
     "egs/kss/tts1": "jdit",

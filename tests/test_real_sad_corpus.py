@@ -1,0 +1,100 @@
+"""egs/debian_speech/sad1/local/make_real_corpus.py: the real-recording SAD corpus's labels are exact by construction,
+and its three splits are disjoint makes (tones stand in for the packages' speech and music here)."""
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile
+
+from local_models.sad.augment import NonSpeechSet
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def mrc():
+    path = ROOT / "egs" / "debian_speech" / "sad1" / "local" / "make_real_corpus.py"
+    spec = importlib.util.spec_from_file_location("make_real_corpus", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def bursts(sr, pattern):
+    """A clip of (tone seconds, pause seconds) pairs; returns the wave and the tone regions in samples."""
+    out, regions, pos = [], [], 0
+    for on, off in pattern:
+        n_on, n_off = int(on * sr), int(off * sr)
+        out += [0.3 * np.sin(2 * np.pi * 300 * np.arange(n_on) / sr), np.zeros(n_off)]
+        regions.append((pos, pos + n_on))
+        pos += n_on + n_off
+    return np.concatenate(out), regions
+
+
+def test_speech_regions_bridge_short_pauses_only(mrc):
+    wave, tones = bursts(mrc.SR, [(0.5, 0.1), (0.6, 0.8), (0.4, 0.2)])
+    wave = np.concatenate([np.zeros(mrc.SR // 2), wave])  # leading silence: not speech
+    got = mrc.speech_regions(wave)
+    assert len(got) == 2  # the 0.1 s pause is bridged, the 0.8 s one is not
+    off = mrc.SR // 2
+    tol = int(0.02 * mrc.SR)  # the analysis frames' hop
+    assert abs(got[0][0] - (off + tones[0][0])) <= tol and abs(got[0][1] - (off + tones[1][1])) <= tol
+    assert abs(got[1][0] - (off + tones[2][0])) <= tol and abs(got[1][1] - (off + tones[2][1])) <= tol
+
+
+def test_stream_reference_is_where_the_speech_is(mrc, tmp_path):
+    sr = mrc.SR
+    clips = []
+    for i, pattern in enumerate(([(0.6, 0.1), (0.5, 0.0)], [(1.0, 0.0)], [(0.3, 0.7), (0.4, 0.0)])):
+        wave, _ = bursts(sr, pattern)
+        path = tmp_path / f"clip{i}.wav"
+        soundfile.write(path, np.concatenate([np.zeros(sr // 4), wave, np.zeros(sr // 4)]), sr)
+        clips.append(mrc.SpeechClip(path, f"spk{i}"))
+    (tmp_path / "ns" / "music").mkdir(parents=True)
+    soundfile.write(tmp_path / "ns" / "music" / "m.wav", 0.2 * np.sin(2 * np.pi * 1500 * np.arange(3 * sr) / sr), sr)
+    rng = np.random.default_rng(0)
+    wave, regions, events, channel = mrc.build_stream(rng, clips, NonSpeechSet(tmp_path / "ns"), 60.0)
+    assert wave.dtype == np.float32 and len(wave) == 60 * sr and np.abs(wave).max() <= 0.9 + 1e-6
+    assert len(regions) >= 10 and all(0 < s < e <= 60 for s, e in regions)
+    assert all(b[0] - a[1] >= 0.2 - 1e-3 or b[0] - a[1] > 0.25 for a, b in zip(regions, regions[1:]))
+    speech_events = [(e.start, e.end) for e in events if e.kind == "speech"]
+    assert speech_events == regions  # the events table holds every reference segment
+    # rebuilt with the same draws but no noise, music or channel: the signal is the speech alone, and it is there
+    # exactly inside the reference (within the 10 ms analysis hop)
+    rng = np.random.default_rng(0)
+    orig = (mrc.noise_floor, mrc.place_events, mrc.channel)
+    try:
+        mrc.noise_floor = lambda rng, n: np.zeros(n)
+        mrc.place_events = lambda n, sr_, nset, rates, level, rng: (np.zeros(n), [])
+        mrc.channel = lambda rng, x: (x, "none")
+        clean, regions2, _, _ = mrc.build_stream(rng, clips, NonSpeechSet(tmp_path / "ns"), 60.0)
+    finally:
+        mrc.noise_floor, mrc.place_events, mrc.channel = orig
+    assert regions2 == regions
+    mask = np.zeros(len(clean), bool)
+    for s, e in regions:
+        mask[int(s * sr):int(e * sr)] = True
+    loud = np.abs(clean) > 1e-3
+    assert not (loud & ~mask).any() or (loud & ~mask).sum() < 0.01 * sr  # no speech outside the reference
+    loud_frames = loud.reshape(-1, sr // 100).any(axis=1)  # 10 ms frames
+    for s, e in regions:  # a region starts and ends in tone; its silences are only the bridged pauses (< 0.3 s)
+        inside = loud_frames[int(round(s * 100)):int(round(e * 100))]
+        assert inside[:3].any() and inside[-3:].any(), (s, e)
+        quiet = np.diff(np.flatnonzero(np.concatenate([[True], inside, [True]]))) - 1
+        assert quiet.max() < mrc.BRIDGE_S * 100 + 3, (s, e, quiet.max())
+
+
+def test_splits_are_disjoint_makes(mrc):
+    speech = {split: set(mrc.SPEECH_SOURCES[split]) for split in mrc.SPLITS}
+    langs = {split: {lang for _, lang in s} for split, s in speech.items()}
+    for a in mrc.SPLITS:
+        for b in mrc.SPLITS:
+            if a < b:
+                assert not langs[a] & langs[b], (a, b)  # no reader, actor or language in two splits
+    names = [f"file{i}.flac" for i in range(200)]
+    halves = {n: mrc.half(n) for n in names}
+    assert set(halves.values()) == {"A", "B"} and 60 < sum(v == "A" for v in halves.values()) < 140
+    assert all(mrc.half(n) == halves[n] for n in names)  # stable: a rerun splits the same way
