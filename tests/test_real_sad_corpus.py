@@ -98,3 +98,9 @@ def test_splits_are_disjoint_makes(mrc):
     halves = {n: mrc.half(n) for n in names}
     assert set(halves.values()) == {"A", "B"} and 60 < sum(v == "A" for v in halves.values()) < 140
     assert all(mrc.half(n) == halves[n] for n in names)  # stable: a rerun splits the same way
+
+
+def test_an_empty_or_silent_clip_has_no_speech(mrc, tmp_path):
+    soundfile.write(tmp_path / "empty.wav", np.zeros(0), mrc.SR)
+    assert mrc.read_clip(tmp_path / "empty.wav").size == 0  # the packages hold a few (fillets nl)
+    assert mrc.speech_regions(np.zeros(0)) == [] and mrc.speech_regions(np.zeros(mrc.SR)) == []

@@ -4,6 +4,7 @@ task's padding values, the model built from its ClassChoices and `load_trained` 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Callable, Collection, Dict, List, Optional, Tuple
 
@@ -45,10 +46,12 @@ class LocalTask(AbsTask):
         RESULTS.md's environment block names them)."""
         if args is None:
             args = cls.get_parser().parse_args(cmd)
-        if getattr(args, "output_dir", None) and not getattr(args, "collect_stats", False):
+        if args.output_dir and not (args.collect_stats or args.print_config or args.dry_run):
             from local_models.common.results import record_training
 
-            record_training(args.output_dir, ngpu=args.ngpu, dist_rank=getattr(args, "dist_rank", None))
+            # an external launcher (torchrun, srun) gives the rank by environment before ESPnet reads it
+            rank = args.dist_rank if args.dist_rank is not None else int(os.environ.get("RANK", "0") or 0)
+            record_training(args.output_dir, ngpu=args.ngpu, dist_rank=rank)
         return super().main(args=args)
 
     @classmethod

@@ -35,7 +35,7 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 from scipy.signal import butter, lfilter, sosfilt
 
-from local_models.common.audio import read_audio
+from local_models.common.audio import AudioError, read_audio
 from local_models.common.datadir import atomic_open, write_data_dir
 from local_models.common.debian import Package, unpacked
 from local_models.common.realspeech import FILLETS_DATA, FILLETS_VOICES, TUXPAINT, fillets_clips, tuxpaint_clips
@@ -142,7 +142,10 @@ def read_clip(path: Path) -> np.ndarray:
 
             wave = librosa.resample(wave, orig_sr=sr, target_sr=SR)
         return wave.astype(np.float64)
-    wave, _ = read_audio(path, SR, allow_silent=True, max_clipped=1.0)
+    try:
+        wave, _ = read_audio(path, SR, allow_silent=True, max_clipped=1.0)
+    except AudioError:  # the packages hold a few empty recordings (fillets-ng-data-nl: gems/nl/zav-v-sto.ogg)
+        return np.zeros(0)
     return wave.astype(np.float64)
 
 
@@ -151,6 +154,8 @@ def speech_regions(wave: np.ndarray) -> List[Tuple[int, int]]:
     import librosa
 
     regions: List[List[int]] = []
+    if len(wave) < 400 or not np.any(wave):
+        return []
     for start, end in librosa.effects.split(wave, top_db=SPLIT_TOP_DB, frame_length=400, hop_length=160):
         if regions and start - regions[-1][1] < BRIDGE_S * SR:
             regions[-1][1] = int(end)
