@@ -7,12 +7,11 @@ import editdistance
 import pytest
 
 from local_models.common.datadir import DataDirError
-import json
 from pathlib import Path
 
-from local_models.multisoftmax.report import (Scorer, acceptance, batches_line, choose_switchoff, chosen_switch_off,
-                                              espnet_lines, matching_lang_joint_dim,
-                                              paper_size_params, results_systems, with_dev_choice)
+from local_models.multisoftmax.report import (Evidence, Scorer, acceptance, batches_line, choose_switchoff,
+                                              chosen_switch_off, espnet_lines, matching_lang_joint_dim,
+                                              paper_size_params, with_dev_choice, write_choice)
 from local_models.multisoftmax.scoring import Counts, align_words, espnet_row, pooled, score, werr
 
 
@@ -84,31 +83,95 @@ def test_scorer_writes_sclite_result_and_the_espnet_table(tmp_path):
     assert espnet_lines({}) == []
 
 
-def test_bootstrap_interval_tells_a_clear_difference_from_noise():
+def test_bootstrap_resamples_speakers_not_utterances():
+    """91 utterances of 6 speakers: a difference carried by one speaker is told apart when the utterances are taken
+    as independent, and not told apart when whole speakers are resampled (what wer_diff_interval does)."""
+    from local_models.common.verdict import HOLDS, NOT_TOLD_APART, compare
     from local_models.multisoftmax.scoring import wer_diff_interval
 
     rng = random.Random(1)
-    base = {f"u{i}": (rng.randint(0, 3), 10) for i in range(91)}
-    worse = {u: (e + 3, w) for u, (e, w) in base.items()}  # 3 more errors on every utterance: +30 points
-    d = wer_diff_interval(worse, base)
-    assert d["diff"] == pytest.approx(30.0) and d["apart"] and d["low"] > 0 and d["utts"] == 91
-    # one extra error on one utterance of 91: not told apart
-    near = dict(base, u0=(base["u0"][0] + 1, 10))
-    d = wer_diff_interval(near, base)
-    assert d["diff"] == pytest.approx(100 / 910) and not d["apart"] and d["low"] <= 0 <= d["high"]
-    assert wer_diff_interval({"u1": (1, 5)}, {"u1": (0, 5)}) is None  # one utterance: no interval
-    # only the utterances both decoded count
-    assert wer_diff_interval({**worse, "extra": (50, 10)}, base)["utts"] == 91
+    base = {f"u{i:02d}": (rng.randint(0, 3), 10) for i in range(91)}
+    spk = {u: f"s{i % 6}" for i, u in enumerate(base)}
+    one_speaker = {u: (e + 4 * (spk[u] == "s0"), w) for u, (e, w) in base.items()}
+    by_speaker = wer_diff_interval(one_speaker, base, spk)
+    by_utterance = wer_diff_interval(one_speaker, base, {u: u for u in base})
+    assert by_speaker.estimate == pytest.approx(by_utterance.estimate) and by_speaker.estimate > 0
+    assert compare(by_utterance, 1) == HOLDS and compare(by_speaker, 1) == NOT_TOLD_APART
+    assert by_speaker.method == "bootstrap over 6 speakers"
+    # every speaker 3 errors worse: told apart however it is resampled
+    worse = {u: (e + 3, w) for u, (e, w) in base.items()}
+    assert compare(wer_diff_interval(worse, base, spk), 1) == HOLDS
+    assert wer_diff_interval(worse, base, {u: "s0" for u in base}) is None  # one speaker: no interval
+    assert wer_diff_interval({**worse, "extra": (50, 10)}, base, spk).estimate == pytest.approx(30.0)  # common only
+    with pytest.raises(ValueError, match="no speaker for utterance 'u00'"):
+        wer_diff_interval(worse, base, {})
 
 
-def test_acceptance_states_the_interval():
+def _evidence(diff_errors, n_spk=6, utts_per_spk=5):
+    """Evidence for multisoftmax vs vanilla: vanilla 2 errors in 10 words everywhere, multisoftmax DIFF_ERRORS less
+    on every utterance of every speaker."""
+    from local_models.multisoftmax.report import Evidence
+
+    keys = [f"en_test/s{k}-{i}" for k in range(n_spk) for i in range(utts_per_spk)]
+    va = {u: (2, 10) for u in keys}
+    ms = {u: (2 - diff_errors, 10) for u in keys}
+    return Evidence({"multisoftmax": ms, "vanilla": va}, {u: u.split("/")[1].split("-")[0] for u in keys}, "dev")
+
+
+def test_acceptance_judges_each_claim_on_its_interval():
     from local_models.multisoftmax.report import acceptance
 
-    utts = {f"u{i}": (2, 10) for i in range(20)}
-    rows = {"multisoftmax": {"wer_avg": 19.5}, "vanilla": {"wer_avg": 20.0}}
-    row_utts = {"multisoftmax": dict(utts, u0=(1, 10)), "vanilla": utts}
-    line = next(x for x in acceptance(rows, [], row_utts) if "beats vanilla" in x)
-    assert line.startswith("- HOLDS") and "**not told apart**" in line and "over 20 utterances" in line
+    rows = {"multisoftmax": {"wer_avg": 10.0}, "vanilla": {"wer_avg": 20.0}}
+    line = next(x for x in acceptance(rows, [], _evidence(1)) if "beats vanilla" in x)
+    assert line.startswith("- multi-softmax beats vanilla on average WER (10.00 vs 20.00 %; difference in points): "
+                           "**holds**, -10.00 [-10.00, -10.00] (95 % bootstrap over 6 speakers); chosen on dev.")
+    rows = {"multisoftmax": {"wer_avg": 30.0}, "vanilla": {"wer_avg": 20.0}}
+    line = next(x for x in acceptance(rows, [], _evidence(-1)) if "beats vanilla" in x)
+    assert ": does NOT hold, +10.00" in line  # the paper's direction reversed
+    # no per-utterance errors: no verdict, never a bare point comparison
+    line = next(x for x in acceptance(rows, []) if "beats vanilla" in x)
+    assert line.endswith("not judged (no per-utterance errors of both rows to resample)")
+    assert "HOLDS" not in "".join(acceptance(rows, [], _evidence(1)))  # the old wording is gone
+
+
+@pytest.mark.parametrize("correct, verdict", [(84, "not shown"), (91, "**met**"), (70, "NOT met")])
+def test_lid_goal_is_judged_on_the_wilson_interval(correct, verdict):
+    """84 / 91 (92.3 %) is above 90 % as a point, but its Wilson interval reaches below: not shown."""
+    from local_models.multisoftmax.report import acceptance
+
+    rows = {"multisoftmax_lid_lidfree": {"lid_acc_avg": 100 * correct / 91, "lid_correct": correct, "utts": 91}}
+    line = next(x for x in acceptance(rows, []) if "right language" in x)
+    assert f"(LID accuracy [%]): {verdict}, " in line and f"(95 % Wilson, {correct}/91)" in line
+    if correct == 84:
+        assert "92.3 [85.0, 96.2]" in line
+
+
+def test_werr_is_not_a_number_against_a_system_that_outputs_nothing():
+    from local_models.multisoftmax.report import WERR_NA, row_metrics, wer_table
+
+    def counts(pairs):
+        return score(dict((u, r) for u, r, _ in pairs), dict((u, h) for u, _, h in pairs),
+                     {u: u.split("-")[0] for u, _, _ in pairs})
+
+    mono = row_metrics(counts([("en-1", "a b", "a b"), ("hi-1", "c d", ""), ("hi-2", "e", "")]), ["en", "hi"])
+    ms = row_metrics(counts([("en-1", "a b", "a b"), ("hi-1", "c d", "c"), ("hi-2", "e", "e")]), ["en", "hi"])
+    assert mono["empty_hyp_hi"] == 1.0 and mono["empty_hyp_en"] == 0.0
+    table = wer_table({"mono": mono, "multisoftmax": ms}, ["mono", "multisoftmax"], {}, ["en", "hi"], "mono")
+    assert all(f"| {WERR_NA} |" in row for row in table[2:4])
+    assert any("Monolingual outputs nothing for hi" in line for line in table)
+    mono = row_metrics(counts([("en-1", "a b", "a b"), ("hi-1", "c d", "c"), ("hi-2", "e", "")]), ["en", "hi"])
+    table = wer_table({"mono": mono, "multisoftmax": ms}, ["mono", "multisoftmax"], {}, ["en", "hi"], "mono")
+    assert WERR_NA not in "".join(table) and "| 20.00 | 50.00 |" in table[3]  # one empty hypothesis of two: a base
+
+
+def test_diff_table_gives_the_paper_direction_and_the_verdict():
+    from local_models.multisoftmax.report import diff_lines
+
+    lines = diff_lines(_evidence(1))
+    row = next(x for x in lines if x.startswith("| Multi-softmax | Multilingual Vanilla |"))
+    assert row == "| Multi-softmax | Multilingual Vanilla | lower | -10.00 [-10.00, -10.00] (95 % bootstrap over 6 " \
+                  "speakers) | holds |"
+    assert "resamples whole speakers" in " ".join(lines) and diff_lines(_evidence(1, n_spk=1)) == []
 
 
 def test_other_whitespace_splits_words_as_the_word_count_does():
@@ -135,12 +198,37 @@ def test_switch_off_is_chosen_on_dev_and_only_read_on_test(tmp_path):
     assert t7[1]["dev_wer_avg"] == 30.5 and t7[2]["dev_t_avg"] == 1.5
     assert all("dev_wer_avg" not in m and "chosen_on_dev" not in m for m in test)  # the test rows are left as read
     line = [l for l in acceptance({}, t7) if "switch-off" in l][0]
-    assert line.startswith("- DOES NOT HOLD") and "tau 100, s_th 0.2, chosen on dev" in line and "21.50 vs 20.00" in line
-    (tmp_path / "results.json").write_text(json.dumps({"systems": results_systems({}, t7, {})}))
+    assert "(tau 100, s_th 0.2: test T_avg 2.00 vs 4.00, cut 50 %; WER 21.50 vs 20.00" in line
+    assert line.endswith("not judged (no per-utterance errors to resample)")
+    # with per-utterance errors: the WER cost judged on the interval's high end (goal <= 1 point)
+    keys = [f"hi_test/s{k}-{i}" for k in range(4) for i in range(5)]
+    ev = Evidence({"switchoff_inf_inf": {u: (2, 10) for u in keys}, "switchoff_100_0.2": {u: (2, 10) for u in keys},
+                   "switchoff_30_0.5": {u: (3, 10) for u in keys}}, {u: u[8:10] for u in keys})
+    assert [l for l in acceptance({}, t7, ev) if "switch-off" in l][0].endswith(
+        "**met**, +0.00 [+0.00, +0.00] (95 % bootstrap over 4 speakers); chosen on dev.")
+    t7 = with_dev_choice(test, [dev[0], _setting("30", "0.5", 30.5, 1.5)])  # dev picks 30 / 0.5: worse on test
+    assert ": NOT met, +10.00 [+10.00, +10.00]" in [l for l in acceptance({}, t7, ev) if "switch-off" in l][0]
+    t7 = with_dev_choice(test, [dev[0], dev[3]])  # nothing cuts enough on dev: every decoder, T_avg not cut
+    assert "cut 0 %" in [l for l in acceptance({}, t7, ev) if "switch-off" in l][0] and ": NOT met, +0.00" in \
+        [l for l in acceptance({}, t7, ev) if "switch-off" in l][0]
+    # the choice is written where the pack stage reads it, from dev alone
+    record = write_choice(tmp_path, ["hi_dev"], dev)
+    assert (record["tau"], record["s_th"], record["chosen_on"]) == ("100", "0.2", ["hi_dev"])
     assert chosen_switch_off(tmp_path) == "100:0.2"
-    (tmp_path / "results.json").write_text(json.dumps({"systems": results_systems({}, test[:1], {})}))
+    assert write_choice(tmp_path, ["hi_dev"], dev[1:]) is None  # no full setting: no choice, the old one removed
     with pytest.raises(ValueError, match="no switch-off setting chosen on dev"):
         chosen_switch_off(tmp_path)
+
+
+def test_the_choice_refuses_a_sealed_dev_set(tmp_path, capsys):
+    from local_models.bin.multisoftmax_score import main
+
+    assert main(["--langs", "en hi", "--exp", str(tmp_path), "--data", str(tmp_path), "--choose-only",
+                 "--dev-sets", "en_dev hi_test"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "hi_test is a sealed set" in err[0] and "stage 7" in err[0]
+    assert main(["--langs", "en hi", "--exp", str(tmp_path), "--data", str(tmp_path), "--choose-only"]) == 1
+    assert "nothing to choose" in capsys.readouterr().err  # dev sets not sealed, but no grid decoded there
 
 
 def test_batches_line_reads_each_systems_config(tmp_path):

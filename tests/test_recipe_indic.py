@@ -83,6 +83,21 @@ def test_every_system_is_trained_decoded_and_scored(recipe):
     assert len(lid_conf["lid_class_weights"]) == 2 and lid_conf["lid_rnn_layers"] == 1
     assert lid_conf["lid_class_weights"][0] < 1 < lid_conf["lid_class_weights"][1]  # en has more data than hi
     assert "balanced over languages" in md and "LSTM layer(s)" in md
+    # issue #49: the test sets are sealed and this run scored each once; the environment names who trained what
+    assert res["sealed_looks"]["looks"] == {"en_test": 1, "hi_test": 1}
+    top = md.split("## Headline")[0]
+    assert "Sealed sets scored under this configuration: en_test 1 time, hi_test 1 time." in top
+    assert "One training run per system (seed 0)" in top
+    assert set(res["environment"]["trained"]) >= {"mono_en", "multisoftmax_lid", "ft_multisoftmax_hi"}
+    assert all(v.startswith("commit ") for v in res["environment"]["trained"].values())
+    # verdicts on intervals: the comparisons resample the 6 test speakers, the LID goal on its Wilson interval
+    claims = headline_of_run(recipe)
+    assert not any(c.startswith(("HOLDS", "DOES NOT HOLD")) for c in claims)
+    assert "bootstrap over 6 speakers" in next(c for c in claims if c.startswith("multi-softmax beats vanilla"))
+    assert f"Wilson, {systems['multisoftmax_lid_lidfree']['lid_correct']}/{len(refs)})" in md
+    choice = json.loads((recipe / "exp" / "switch_off_choice.json").read_text())
+    assert choice["chosen_on"] == ["en_dev", "hi_dev"]
+    assert (choice["tau"], choice["s_th"]) in {("inf", "inf"), ("3", "0.5")}
 
 
 def test_training_batches_hold_one_language(recipe):
@@ -240,3 +255,52 @@ def test_archive_alone_transcribes_unseen_speech_as_the_recipe_decodes_it(recipe
     assert [r[:3] for r in rows] == [["n1.wav", str(i), "hi"] for i in range(1, len(rows) + 1)] and 1 <= len(rows) <= 3
     assert [float(r[3]) for r in rows] == sorted((float(r[3]) for r in rows), reverse=True)
     assert all(ord(c) >= 0x900 for r in rows for c in r[4].replace("<unk>", "").replace(" ", ""))  # the hi head
+
+
+SEALED = ("en_test", "hi_test")
+
+
+def _sealed_paths(recipe):
+    """Everything the sealed sets left behind: their data and feature dirs, every system's decodings of them."""
+    paths = [recipe / d / x for x in SEALED for d in ("data", "dump/fbank")]
+    return paths + [p for x in SEALED for p in (recipe / "exp").glob(f"*/decode_{x}")]
+
+
+def test_the_choices_are_made_without_the_sealed_sets(recipe, tmp_path):
+    """The tuning stages (6-7 with --tune_only: the switch-off grid decoded on dev, the setting chosen there) run with
+    every trace of the test sets moved away and make the same choice as the full run."""
+    before = json.loads((recipe / "exp" / "switch_off_choice.json").read_text())
+    aside = tmp_path / "aside"
+    moved = []
+    try:
+        for path in _sealed_paths(recipe):
+            dst = aside / path.relative_to(recipe)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(path, dst)
+            moved.append((path, dst))
+        assert moved and not (recipe / "data" / "en_test").exists()
+        run(recipe, *SMALL, "--stage", "6", "--stop-stage", "7", "--tune-only", "true")
+        assert json.loads((recipe / "exp" / "switch_off_choice.json").read_text()) == before
+        assert not any((recipe / "exp").glob("*/decode_*_test"))  # nothing of a test set was made again
+    finally:
+        for path, dst in moved:
+            if path.exists():
+                shutil.rmtree(path)
+            shutil.move(dst, path)
+    assert (recipe / "data" / "en_test" / "text_norm").is_file()
+
+
+@pytest.mark.parametrize("stage, option", [("7", ("--dev-sets", "en_dev hi_test")),
+                                           ("6", ("--dev-sets", "en_test")),
+                                           ("4", ("--sealed-sets", "en_test hi_dev"))])
+def test_a_tuning_stage_refuses_a_sealed_set(recipe, stage, option):
+    """A stage that chooses (the switch-off setting on the dev sets, checkpoints on <lang>_dev) stops before any work
+    with one line naming the sealed set."""
+    results = (recipe / "exp" / "results.json").read_bytes()
+    proc = run(recipe, *SMALL, "--stage", stage, "--stop-stage", stage, *option, check=False)
+    assert proc.returncode != 0
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and f"stage {stage} (" in errors[0], proc.stderr[-2000:]
+    assert ("hi_test is a sealed set" if stage == "7" else "en_test is a sealed set" if stage == "6"
+            else "hi_dev is a sealed set") in errors[0]
+    assert (recipe / "exp" / "results.json").read_bytes() == results  # nothing was scored

@@ -14,10 +14,15 @@
 #           batches drawn in proportion to each language's data, as the paper; the others on mixed batches)
 #         5 finetune each seed of ${finetune} on each language -> exp/ft_<seed>_<lang> (paper Table 3)
 #         6 decode every test set, streaming beam search: known language (every system), LID-free (vanilla
-#           by script, multisoftmax_lid by its LID head, + oracle, + early switch-off grid on test and dev, Table 7)
-#         7 score: WER / WERR / LID accuracy / #params -> RESULTS.md (Tables 2-7), results.json; switch-off set on dev
+#           by script, multisoftmax_lid by its LID head, + oracle, + early switch-off grid on test and ${dev_sets})
+#         7 score: WER / WERR / LID accuracy / #params -> RESULTS.md (Tables 2-7), results.json; the switch-off
+#           setting chosen on ${dev_sets} only (exp/switch_off_choice.json); each scoring of a sealed set is a look
 #         8 pack every trained system -> exp/<system>/packed/model.tar.gz (config, checkpoint, fbank.conf, stats,
 #           unit lists, search + --switch_off setting, card with the scores): `speech-to-text --model` reads it
+# Sealed sets (${sealed_sets}, default every <lang>_test) are only ever scored: every step that chooses (stage 4-5
+# checkpoints on <lang>_dev, stages 6-7 the switch-off setting on ${dev_sets}) refuses one before any work
+# (local_models/common/sealed.py), and stage 7 counts each scoring of one under the configuration (results.json
+# "sealed_looks", RESULTS.md). --tune_only true: stages 6-7 make the dev-set choice alone, reading no test set.
 # Decode + score any data dir with wav.scp, text, utt2lid (languages in --langs): ./run.sh --stage 6 --test_sets my_set
 # (stage 6 extracts its features and units when stages 2-3 have not; after changing its files, run from stage 2).
 # A corpus's run.sh sources path.sh, cmd.sh and this file (its stage options below and functions), sets its own
@@ -43,6 +48,9 @@ lid_rnn_layers=1     # LSTM layers in the LID branch (0: a frame MLP, which coul
 ft_epochs=3                            # finetuning: epochs and learning rate (on top of the training config)
 ft_lr=0.0003
 test_sets=""                           # default: <lang>_test of every language
+dev_sets=""            # the sets the switch-off setting is chosen on (default: <lang>_dev of every language)
+sealed_sets=""         # only scored, never chosen on (default: <lang>_test of every language)
+tune_only=false        # stages 6-7: only the dev-set choice (grid decoded on ${dev_sets}, chosen); no test set read
 beam=4                                 # streaming beam search: beam, encoder frames (30 ms) per chunk
 chunk=10
 # early switch-off tau(frames):s_th: paper Table 7, then ours with larger s_th (LSTM LID gaps pass 0.5 at once)
@@ -184,6 +192,17 @@ decode() {
             --mode "${mode}" --beam "${beam}" --chunk "${chunk}" "$@" ${inference_args} "${out}"
 }
 
+# check_tuning WHAT SETS: refuse a step that chooses on SETS when one of them is sealed (one line, exit 1)
+check_tuning() {
+    python -m local_models.common.sealed check --tuning "$2" --sealed "${sealed_sets}" --what "$1" || exit 1
+}
+
+# valid_sets: the sets stages 4-5 choose checkpoints on (their valid loss; run.sh --inference_model valid.*)
+valid_sets() {
+    local l
+    for l in ${langs}; do printf '%s_dev ' "${l}"; done
+}
+
 # own_test_sets: whether ${test_sets} holds a <lang>_test of the recipe's own
 own_test_sets() {
     local l
@@ -192,11 +211,16 @@ own_test_sets() {
 }
 
 # decode_system NAME: stage 6 for exp/NAME on every test set: language known (a monolingual or finetuned model only
-# on the sets that hold its language); multisoftmax_lid also LID-free with the switch-off grid
+# on the sets that hold its language); multisoftmax_lid also LID-free with the switch-off grid (--tune_only true:
+# only the grid on ${dev_sets})
 decode_system() {
     local s=$1 l x lid
     l=$(lang_of "${s}")
     lid=$(systems_query lid_head "${s}") || die "decode_system ${s}"   # non-empty: LID-free by its LID head
+    if [ "${tune_only}" = true ]; then
+        if [ -n "${lid}" ]; then decode_dev_grid "${s}"; fi
+        return 0
+    fi
     for x in ${test_sets}; do
         if [ -n "${l}" ] && ! cut -d' ' -f2 "data/${x}/utt2lid" | grep -qx "${l}"; then continue; fi
         log "Stage 6: decode ${x} with ${s} (language known) -> exp/${s}/decode_${x}/known"
@@ -208,15 +232,21 @@ decode_system() {
         fi
     done
     # the dev sets the switch-off setting is chosen on (stage 7), never the test sets: with the recipe's own test
-    # sets only (a user's extra set keeps the choice of the main run), and only when the grid has a choice
-    if [ -n "${lid}" ] && [ "$(wc -w <<< "${switch_off_grid}")" -gt 1 ] && own_test_sets; then
-        for l in ${langs}; do
-            if [ ! -f "dump/fbank/${l}_dev/feats.scp" ]; then log "Stage 6: no dump/fbank/${l}_dev to choose on"; continue; fi
-            log "Stage 6: decode ${l}_dev with ${s}, language not known, switch-off grid (to choose the setting on dev)"
-            decode_pool decode "${s}" "${l}_dev" lidfree --switch_off_grid "${switch_off_grid}" \
-                --switch_off_dir "exp/${s}/decode_${l}_dev/switchoff"
-        done
-    fi
+    # sets only (a user's extra set keeps the choice of the main run)
+    if [ -n "${lid}" ] && own_test_sets; then decode_dev_grid "${s}"; fi
+}
+
+# decode_dev_grid NAME: the switch-off grid on every set of ${dev_sets} (stage 7 chooses the setting there), when
+# the grid has a choice
+decode_dev_grid() {
+    local s=$1 x
+    [ "$(wc -w <<< "${switch_off_grid}")" -gt 1 ] || return 0
+    for x in ${dev_sets}; do
+        if [ ! -f "dump/fbank/${x}/feats.scp" ]; then log "Stage 6: no dump/fbank/${x} to choose on"; continue; fi
+        log "Stage 6: decode ${x} with ${s}, language not known, switch-off grid (to choose the setting on dev)"
+        decode_pool decode "${s}" "${x}" lidfree --switch_off_grid "${switch_off_grid}" \
+            --switch_off_dir "exp/${s}/decode_${x}/switchoff"
+    done
 }
 
 # pack NAME: stage 8: exp/NAME/decode_conf.yaml (stage 6's search; the --switch_off setting the packed LID model
@@ -267,6 +297,7 @@ stage_units() {
 # stage_train: stage 4 (training inputs, then every system of ${systems}, ${nj} / train_nj at a time)
 stage_train() {
     local x s
+    check_tuning "stage 4 (checkpoints chosen on the dev loss)" "$(valid_sets)"
     log "Stage 4: training inputs -> dump/fbank/<set>/{text_int,lid_int,utt2category}, dump/fbank/{train,dev}_all"
     require "${train_conf}" "a training config (--train_config_suffix)"
     for x in ${sets}; do require "data/${x}/text_units" "stage 3 (units)"; done
@@ -281,6 +312,7 @@ stage_train() {
 # stage_finetune: stage 5 (every seed of ${finetune} on every language)
 stage_finetune() {
     local seed_sys l
+    check_tuning "stage 5 (checkpoints chosen on the dev loss)" "$(valid_sets)"
     for seed_sys in ${finetune}; do
         require "exp/${seed_sys}/${inference_model}" "stage 4 (training ${seed_sys})"
         for l in ${langs}; do
@@ -292,10 +324,13 @@ stage_finetune() {
     pool_wait
 }
 
-# stage_decode: stage 6 (every trained system on every test set)
+# stage_decode: stage 6 (every trained system on every test set; --tune_only true: the dev grid alone)
 stage_decode() {
     local x s
-    for x in ${test_sets}; do prepare_test_set "${x}"; done
+    check_tuning "stage 6 (the switch-off grid decoded to choose on)" "${dev_sets}"
+    if [ "${tune_only}" != true ]; then
+        for x in ${test_sets}; do prepare_test_set "${x}"; done
+    fi
     for s in $(expand_systems) $(finetuned_systems); do
         [ -e "exp/${s}/${inference_model}" ] || { log "Stage 6: skip ${s} (no exp/${s}/${inference_model}: not trained)"; continue; }
         decode_system "${s}"  # every test set (known language; multisoftmax_lid also LID-free + switch-off grid)
@@ -303,11 +338,26 @@ stage_decode() {
     pool_wait
 }
 
-# stage_score: stage 7 (local_models.bin.multisoftmax_score)
+# stage_score: stage 7 (local_models.bin.multisoftmax_score; --tune_only true: the dev-set choice alone)
 stage_score() {
+    check_tuning "stage 7 (the switch-off setting's choice)" "${dev_sets}"
+    if [ "${tune_only}" = true ]; then
+        log "Stage 7: the switch-off setting chosen on ${dev_sets} -> exp/switch_off_choice.json (no test set read)"
+        python -m local_models.bin.multisoftmax_score --langs "${langs}" --dev-sets "${dev_sets}" \
+            --sealed-sets "${sealed_sets}" --exp exp --choose-only || die "stage 7: the switch-off choice"
+        return 0
+    fi
     log "Stage 7: score -> exp/results.json, ${results_md}, exp/images/switchoff.png"
-    python -m local_models.bin.multisoftmax_score --langs "${langs}" --systems "$(expand_systems)" --finetune "${finetune}" \
-        --test-sets "${test_sets}" --corpus "${corpus}" --exp exp --results "${results_md}" \
+    # the looks' configuration: the files and options that define the systems and their decoding
+    local opts=(--option "beam=${beam}" --option "chunk=${chunk}" --option "switch_off_grid=${switch_off_grid}"
+        --option "inference_model=${inference_model}" --option "lang_batch_systems=${lang_batch_systems}"
+        --option "lid_weight=${lid_weight}" --option "lid_balance=${lid_balance}"
+        --option "lid_rnn_layers=${lid_rnn_layers}" --option "ft_epochs=${ft_epochs}" --option "ft_lr=${ft_lr}"
+        --option "seed=${seed}" --option "train_args=${train_args}" --option "inference_args=${inference_args}")
+    python -m local_models.bin.multisoftmax_score --langs "${langs}" --systems "$(expand_systems)" \
+        --finetune "${finetune}" --test-sets "${test_sets}" --corpus "${corpus}" --exp exp --results "${results_md}" \
+        --dev-sets "${dev_sets}" --sealed-sets "${sealed_sets}" --inference-model "${inference_model}" \
+        --seed "${seed}" --config-files "${train_conf} conf/fbank.conf" "${opts[@]}" \
         --note "Training config conf/tuning/train${train_config_suffix}.yaml; beam ${beam}, chunks of ${chunk} encoder frames."
 }
 
@@ -323,7 +373,8 @@ stage_pack() {
 
 # run_stages: the devices (setup_devices), then stages ${stage}..${stop_stage}, in the recipe dir (after parse_options)
 run_stages() {
-    local sets="" extra_sets="" test_sets=${test_sets} langs_yaml train_conf lang x
+    local sets="" extra_sets="" test_sets=${test_sets} dev_sets=${dev_sets} sealed_sets=${sealed_sets} langs_yaml
+    local train_conf lang x
     setup_devices
     # an unknown name of --systems / --finetune fails now, with the names there are (systems.py)
     # shellcheck disable=SC2086  # word lists
@@ -331,6 +382,9 @@ run_stages() {
     for lang in ${langs}; do sets+="${lang}_train ${lang}_dev ${lang}_test "; done
     [ -n "${sets}" ] || die "--langs is empty"
     [ -n "${test_sets}" ] || test_sets=$(for l in ${langs}; do printf '%s_test ' "${l}"; done)
+    [ -n "${dev_sets}" ] || dev_sets=$(for l in ${langs}; do printf '%s_dev ' "${l}"; done)
+    [ -n "${sealed_sets}" ] || sealed_sets=$(for l in ${langs}; do printf '%s_test ' "${l}"; done)
+    [[ "${tune_only}" =~ ^(true|false)$ ]] || die "--tune_only '${tune_only}': expected true or false"
     # --test_sets beyond the recipe's own sets: stages 2 and 3 process them too
     for x in ${test_sets}; do [[ " ${sets} " == *" ${x} "* ]] || extra_sets+="${x} "; done
     # shellcheck disable=SC2001,SC2086  # echo joins the words of --langs
