@@ -3,6 +3,7 @@ model, two-stage synthesis with predicted durations and the packed models speaki
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -28,20 +29,26 @@ def recipe(tmp_path_factory):
     return dst
 
 
-def metrics_from_frames(ref_scp, hyp_scp):
-    """MCD [dB] over c0..c39 (10 / ln 10 * sqrt(2 sum_d (c_d - c'_d)^2), pooled over every frame) and V/UV accuracy
-    [%] (the last of the 43 dims, voiced above 0.5), from the frames as written, for one decode dir."""
+def reference_metrics(dump, decode):
+    """The decode's MCD with and without silence through common/mcd.py's duration-aligned MCD (the MUSA / SALAD
+    definition, checked on hand examples in tests/test_mcd.py), the speech frames read here from the dump's phones
+    and frames per phone (sil / pau: the front end's silences), and V/UV accuracy [%] (the last of the 43 dims)."""
     import kaldiio
     import numpy as np
 
-    ref, hyp = kaldiio.load_scp(str(ref_scp)), kaldiio.load_scp(str(hyp_scp))
-    total = hits = frames = 0.0
-    for utt in hyp:
-        r, h = ref[utt].astype(np.float64), hyp[utt].astype(np.float64)
-        total += np.sum(10 / np.log(10) * np.sqrt(2 * np.sum((r[:, :40] - h[:, :40]) ** 2, axis=1)))
-        hits += np.sum((r[:, 42] > 0.5) == (h[:, 42] > 0.5))
-        frames += len(r)
-    return total / frames, 100 * hits / frames
+    from local_models.common.datadir import read_table
+    from local_models.common.mcd import mcd_corpus
+
+    ref, hyp = kaldiio.load_scp(str(dump / "acou.scp")), kaldiio.load_scp(str(decode / "feats.scp"))
+    dur, phones = read_table(dump / "dur"), read_table(dump / "phones")
+    speech = {u: np.repeat([p not in ("sil", "pau") for p in phones[u].split()], [int(d) for d in dur[u].split()])
+              for u in hyp}
+    pairs = {u: (ref[u][:, :40], hyp[u][:, :40]) for u in hyp}
+    every = mcd_corpus(pairs, dtw=False)
+    nosil = mcd_corpus({u: (r[speech[u]], h[speech[u]]) for u, (r, h) in pairs.items()}, dtw=False)
+    hits = sum(int(np.sum((ref[u][:, 42] > 0.5) == (hyp[u][:, 42] > 0.5))) for u in hyp)
+    return (every["mcd_db_frame_pooled"], nosil["mcd_db_frame_pooled"], nosil["frames"],
+            100 * hits / every["frames"])
 
 
 def test_full_run_trains_and_scores_every_model(recipe):
@@ -50,10 +57,12 @@ def test_full_run_trains_and_scores_every_model(recipe):
     for spk in ("M1", "F1"):
         for s in SYSTEMS.split():
             m = results["systems"][f"{spk}_{s}"]
-            # the stored numbers are the metrics recomputed here from the decoded and the reference frames
-            mcd, vuv = metrics_from_frames(recipe / "dump" / spk / f"{spk}_test" / "acou.scp",
-                                           recipe / "exp" / spk / s / f"decode_{spk}_test" / "feats.scp")
+            # the stored numbers are the reference metrics of the decoded and the reference frames
+            mcd, nosil, speech, vuv = reference_metrics(recipe / "dump" / spk / f"{spk}_test",
+                                                        recipe / "exp" / spk / s / f"decode_{spk}_test")
             assert m["mcd"] == pytest.approx(mcd, rel=1e-9) and m["vuv_acc"] == pytest.approx(vuv, rel=1e-9)
+            assert m["mcd_speech"] == pytest.approx(nosil, rel=1e-9) and m["speech_frames"] == speech
+            assert 0 < speech < m["frames"]  # the labels' sil at each utterance's ends is left out
             assert m["f0_rmse"] > 0
             # audible (a 2-epoch smoke model may still clip: its c0 is far off; the demo run reports clipping)
             assert m["wav_rms_dbfs_min"] > -60 and 0 <= m["wav_clipped_max"] <= 1
@@ -63,7 +72,15 @@ def test_full_run_trains_and_scores_every_model(recipe):
     conf = (recipe / "exp" / "M1" / "big_salad_win" / "config.yaml").read_text()
     assert "window: 16" in conf and "stateful: true" in conf
     md = (recipe / "RESULTS.md").read_text()
-    assert any("windowed - full Big SALAD MCD" in c for c in headline_of_run(recipe))  # no same-size pair here
+    # no same-size SALAD / RNN pair here: the windowed model's price is the comparison, judged on its interval
+    window = [c for c in headline_of_run(recipe) if "windowed - full Big SALAD MCD (test, no silence)" in c]
+    assert len(window) == 2 and all(re.search(r": (\*\*met\*\*|not shown|NOT met), [+-]\d+\.\d+ \[[+-]\d+\.\d+, "
+                                              r"[+-]\d+\.\d+\] \(95 % bootstrap over \d+ utterances\)", c)
+                                    for c in window), window
+    # the test sets are sealed: this first scoring is one look at each, said at the top of RESULTS.md
+    assert results["sealed_looks"]["looks"] == {"M1_test": 1, "F1_test": 1}
+    assert "Sealed sets scored under this configuration: M1_test 1 time, F1_test 1 time." in md.split("## Headline")[0]
+    assert results["environment"]["trained"]["M1_big_salad_win"].startswith("commit ")
     assert "Table 2 shape" in md and "| 5.18 |" in md and "| 5.43 |" in md  # the paper's numbers stand beside ours
     assert "MCD gap SALAD - RNN" in md
     assert (recipe / "exp" / "images" / "f0_hist_M1.png").is_file()
@@ -88,7 +105,10 @@ def test_duration_model_and_predicted_duration_synthesis_are_scored(recipe):
             m = results[f"{spk}_{s}"]
             # the labelled-duration synthesis through DTW: a path never costs more per frame than the diagonal
             assert 0 < m["mcd_gt_dtw"] <= m["mcd"] + 1e-9
-            assert 0 < m["mcd_pred"] < 40 and 0 <= m["vuv_acc_pred"] <= 100 and m["f0_rmse_pred"] > 0
+            # the synthesis from the predicted durations has exactly their frames, and is what was scored
+            sc = json.loads((recipe / "exp" / spk / s / f"decode_{spk}_test_pred" / "scores.json").read_text())
+            assert sc["frames_pred"] == sum(sum(map(int, v.split())) for v in pred.values())
+            assert sc["mcd_db"] == m["mcd_pred"] and math.isfinite(m["mcd_pred"]) and m["f0_rmse_pred"] > 0
             assert m["length_ratio_pred"] == d["length_ratio"]
             assert len(list((recipe / "exp" / spk / s / f"decode_{spk}_test_pred" / "wav").glob("*.wav"))) == 2
     md = (recipe / "RESULTS.md").read_text()
@@ -105,7 +125,8 @@ def test_packed_models_speak_fresh_text_from_the_archive_alone(recipe, tmp_path)
             archive = recipe / "exp" / spk / s / "packed" / "model.tar.gz"
             card = read_card(archive)
             assert card["system"] == f"{spk}/{s}" and card["sample_rate"] == 16000 and card["corpus"] == "mini"
-            assert {"mcd", "mcd_pred", "mcd_gt_dtw", "dur_rmse_frames", "dur_rmse_ms"} <= set(card["metrics"])
+            assert {"mcd_speech", "mcd", "mcd_pred", "mcd_gt_dtw", "dur_rmse_frames", "dur_rmse_ms"} <= set(
+                card["metrics"])
             assert card["training"]["acoustic"]["steps"] > 0 and card["training_data"]["utterances"] > 10
     copy = tmp_path / "model.tar.gz"
     # Small RNN: its recurrent output layer is tanh-bounded, so even after 2 epochs its frames stay in the
@@ -137,12 +158,21 @@ def test_training_used_the_stateful_windows(recipe):
 def test_rerun_of_scoring_is_identical(recipe):
     """Decoding again (the stateful windowed model, one speaker: the others decode alike), then scoring every
     system again, changes no number."""
-    before = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
+    before = json.loads((recipe / "exp" / "results.json").read_text())
     md = (recipe / "RESULTS.md").read_text()
     run(recipe, *SMALL, "--stage", "5", "--stop-stage", "5", "--speakers", "M1", "--systems", "big_salad_win")
     run(recipe, *SMALL, "--stage", "6", "--stop-stage", "6")
-    after = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
-    assert before == after and (recipe / "RESULTS.md").read_text() == md
+    after = json.loads((recipe / "exp" / "results.json").read_text())
+    assert before["systems"] == after["systems"] and before["comparisons"] == after["comparisons"]
+    # ... but the sealed test sets were looked at once more under the same configuration, and RESULTS.md says so
+    assert after["sealed_looks"]["config"] == before["sealed_looks"]["config"]
+    assert after["sealed_looks"]["looks"] == {x: n + 1 for x, n in before["sealed_looks"]["looks"].items()}
+    assert "scored more than once under this configuration" in (recipe / "RESULTS.md").read_text()
+
+    def unchanged(text):  # all but the looks sentence and the scoring date
+        return [line for line in text.splitlines() if not line.startswith(("Sealed sets scored", "- date:"))]
+
+    assert unchanged((recipe / "RESULTS.md").read_text()) == unchanged(md)
 
 
 def test_decodes_an_unseen_set_with_transcripts_only(recipe):
@@ -164,8 +194,12 @@ def test_decodes_an_unseen_set_with_transcripts_only(recipe):
     run(recipe, *SMALL, "--stage", "5", "--stop-stage", "6", "--test-sets", "other", "--systems", "big_salad")
     assert len((d / "lab.scp").read_text().splitlines()) == 2
     results = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
-    # decoded by both speakers' models, scored against the new voice
-    assert 0 < results["M1_big_salad"]["other"]["mcd"] < 40 and 0 < results["F1_big_salad"]["other"]["mcd"] < 40
+    # decoded by each speaker's model (two models, two numbers), scored against the new voice, the silences the
+    # aligner put at the ends of each utterance left out of the MCD without silence
+    assert results["M1_big_salad"]["other"]["mcd"] != results["F1_big_salad"]["other"]["mcd"]
+    for spk in ("M1", "F1"):
+        sums = json.loads((recipe / "exp" / spk / "big_salad" / "decode_other" / "per_utt_sums.json").read_text())
+        assert set(sums) == set(texts) and all(0 < v["speech_frames"] < v["frames"] for v in sums.values())
 
 
 def test_empty_transcript_is_a_clear_error(recipe):
@@ -196,7 +230,8 @@ def test_latency_benchmark_per_precision_with_distortion(recipe):
     decoded = json.loads((recipe / "exp" / "M1" / "big_salad" / "decode_M1_test" / "scores.json").read_text())
     # fp32 scoring in the benchmark is the decode stage's scoring
     assert abs(rep["by_precision"]["fp32"]["test_mcd_db"]["big_salad"] - decoded["mcd_db"]) < 1e-3
-    assert 0 < rep["by_precision"]["int8"]["test_mcd_db"]["big_salad"] < 40
+    int8 = rep["by_precision"]["int8"]["test_mcd_db"]["big_salad"]  # quantised: other frames, another MCD
+    assert math.isfinite(int8) and int8 != rep["by_precision"]["fp32"]["test_mcd_db"]["big_salad"]
     assert rep["mcd_model_params"]["big_salad"] == rep["by_precision"]["fp32"]["fits"]["big_salad"]["params"]  # --trained
     # speed at the smoke sizes, Big RNN included, then scoring reads it
     proc = subprocess.run([py, str(ROOT / "benchmarks" / "salad_latency.py"), *common, "--config-suffix", "_smoke",
@@ -241,3 +276,36 @@ def test_precision_table_says_when_the_mcd_models_are_not_the_timed_ones():
     assert "Big SALAD 0.65 M trained vs 9.66 M timed" in text and "| Big SALAD | 1.000 | 2.0x | 7.50 |" in text
     lat["mcd_model_params"]["big_salad"] = 9_660_000  # the timed models are the trained ones: nothing to say
     assert "trained vs" not in "\n".join(precision_table(lat))
+
+
+def test_stage_4_refuses_a_sealed_validation_set(recipe):
+    """The recipe's one choice is stage 4's checkpoint (lowest MCD on <spk>_valid): a sealed <spk>_valid stops the
+    run before any work, with one line naming it."""
+    proc = run(recipe, *SMALL, "--stage", "4", "--stop-stage", "4", "--sealed-sets", "M1_test M1_valid", check=False)
+    assert proc.returncode == 1
+    errors = [line for line in proc.stderr.splitlines() if "sealed" in line]
+    assert errors == ["error: stage 4 (the checkpoint is picked on <spk>_valid): M1_valid is a sealed set (sealed: "
+                      "M1_test M1_valid): choices are made on dev, sealed sets are only scored"], proc.stderr[-2000:]
+    assert "Stage 4: train" not in proc.stderr
+
+
+def test_the_checkpoint_pick_never_reads_the_sealed_sets(recipe, tmp_path):
+    """With every sealed set's data, features and decodes moved aside, stage 4 (the recipe's only choice: each
+    model's checkpoint, picked on <spk>_valid) runs again and picks the same checkpoints."""
+    def picks():
+        return {str(p.relative_to(recipe)): os.readlink(p) for p in sorted(recipe.glob("exp/*/*/valid.*.best.pth"))}
+
+    before = picks()
+    assert len(before) == 2 * (len(SYSTEMS.split()) + 1)  # every acoustic model and the duration model
+    sealed = [d for spk in ("M1", "F1")
+              for d in (recipe / "data" / f"{spk}_test", recipe / "dump" / spk / f"{spk}_test",
+                        *recipe.glob(f"exp/{spk}/*/decode_{spk}_test*"))]
+    aside = {d: tmp_path / str(i) for i, d in enumerate(sealed)}
+    for d, where in aside.items():
+        shutil.move(d, where)
+    try:
+        run(recipe, *SMALL, "--stage", "4", "--stop-stage", "4")
+        assert picks() == before
+    finally:
+        for d, where in aside.items():
+            shutil.move(where, d)

@@ -158,3 +158,30 @@ def test_two_stage_decode_scores_durations_and_dtw_mcd(tmp_path):
 ])
 def test_unreadable_characters(text, bad):
     assert unreadable_characters(text) == bad
+
+
+def test_forced_decode_leaves_the_references_silence_out_of_its_mcd_without_silence(tmp_path):
+    """The labels' sil frames (first and last phone of the fake dump) are left out of mcd_speech_db: making the
+    reference's silences 100 dB-ish worse moves the MCD with silence and not the one without."""
+    import kaldiio
+
+    from local_models.salad.inference import PER_UTT_SUMS, decode
+
+    durs = _dump(tmp_path / "dump", ["u1", "u2"], np.random.RandomState(3))
+    before = decode(_Echo(), tmp_path / "dump", tmp_path / "out", num_wavs=0)
+    sums = json.loads((tmp_path / "out" / PER_UTT_SUMS).read_text())
+    assert {u: v["speech_frames"] for u, v in sums.items()} == {u: int(d[1:-1].sum()) for u, d in durs.items()}
+    assert before["speech_frames"] == sum(int(d[1:-1].sum()) for d in durs.values())
+    assert sum(v["mcd_speech_sum_db"] for v in sums.values()) / before["speech_frames"] == before["mcd_speech_db"]
+    acou = {u: np.array(m) for u, m in kaldiio.load_scp(str(tmp_path / "dump" / "acou.scp")).items()}
+    with ArkStream(tmp_path / "dump" / "acou") as ac:
+        for u, a in acou.items():
+            a[: durs[u][0], 1] += 100.0  # the leading sil
+            a[len(a) - durs[u][-1]:, 1] += 100.0  # the trailing sil
+            ac.write(u, a)
+    after = decode(_Echo(), tmp_path / "dump", tmp_path / "out", num_wavs=0)
+    assert after["mcd_speech_db"] == pytest.approx(before["mcd_speech_db"], rel=1e-12)
+    assert after["mcd_db"] > before["mcd_db"] + 50
+    (tmp_path / "dump" / "phones").unlink()
+    with pytest.raises(ValueError, match="phones: missing"):
+        decode(_Echo(), tmp_path / "dump", tmp_path / "out", num_wavs=0)

@@ -59,6 +59,39 @@ def test_scores_zero_for_identical_and_match_hand_computation():
     assert s["vuv_acc"] == 0
 
 
+def test_mcd_without_silence_ignores_the_silence_frames_hand_example():
+    """Six frames, phones sil a a pau b sil: the speech frames are off by 0.1 in c0 only (frame MCD
+    10 sqrt(2) / ln 10 * 0.1 = 0.6142 dB each), the silences by 100 (or 1000) in c1: the MCD without silence stays
+    0.6142 dB whatever the silences do; the MCD with silence moves with them."""
+    mask = acoustic.speech_frames([1, 2, 1, 1, 1], ["sil", "a", "pau", "b", "sil"])
+    assert mask.tolist() == [False, True, True, False, True, False]
+    ref = np.zeros((6, acoustic.DIM), np.float32)
+    pooled = {}
+    for err in (100.0, 1000.0):
+        hyp = ref.copy()
+        hyp[mask, 0] = 0.1
+        hyp[~mask, 1] = err
+        r = acoustic.scores(ref, hyp, mask)
+        assert r["speech_frames"] == 3 and r["frames"] == 6
+        pooled[err] = acoustic.pool_scores([r])
+        assert pooled[err]["mcd_speech_db"] == pytest.approx(0.614185, abs=1e-6)
+        # with silence: (3 * 0.6141 + 3 * 6.1419 * err) / 6 dB
+        assert pooled[err]["mcd_db"] == pytest.approx((3 * 0.614185 + 3 * 6.141851 * err) / 6, rel=1e-6)
+    assert pooled[1000.0]["mcd_db"] > 9 * pooled[100.0]["mcd_db"]
+    # pooled over utterances by frames, not by utterance: a second utterance of 1 speech frame with error 0
+    two = acoustic.pool_scores([acoustic.scores(ref, hyp, mask), acoustic.scores(ref[:1], ref[:1], [True])])
+    assert two["mcd_speech_db"] == pytest.approx(3 * 0.614185 / 4, abs=1e-6) and two["speech_frames"] == 4
+    with pytest.raises(ValueError, match="cover 5 frames, the utterance has 6"):
+        acoustic.scores(ref, hyp, mask[:5])
+    assert "mcd_speech_db" not in acoustic.pool_scores([acoustic.scores(ref, hyp)])  # no labels: no such figure
+
+
+def test_silence_phones_are_the_front_ends():
+    from local_models.salad import frontend
+
+    assert set(acoustic.SILENCES) == set(frontend.SILENCES)
+
+
 def test_minmax_round_trip():
     x = np.random.RandomState(2).randn(50, 43) * 3
     x[:, 5] = 7.0  # a constant dim must not divide by zero

@@ -72,16 +72,16 @@ def test_cli():
 def test_report_names_the_corpus_speaker_of_each_column():
     from local_models.salad import report
 
-    scores = {"params_m": 1.0, "mcd": 6.0, "f0_rmse": 20.0, "vuv_acc": 90.0}
+    scores = {"params_m": 1.0, "mcd": 6.0, "mcd_speech": 5.5, "f0_rmse": 20.0, "vuv_acc": 90.0}
     results = {"M1_small_rnn": scores, "72_small_rnn": scores}
     mapped = "\n".join(report.table2(results, ["M1"], ["small_rnn"], {"73": "F1", "72": "M1"}))
     assert "**M1** = corpus speaker 72 (test set `M1_test`)" in mapped and "| 1.17 M |" not in mapped
-    assert "| Small RNN | 1.00 M / 1.17 M | 6.00 | 5.18 |" in mapped
+    assert "| Small RNN | 1.00 M / 1.17 M | 5.50 | 6.00 | 5.18 |" in mapped  # MCD no silence, with silence, paper
     # a numbered speaker without a map: a sentence saying so, and no empty paper columns
     numbered = "\n".join(report.table2(results, ["72"], ["small_rnn"]))
     assert "Speaker 72 has no column in the paper" in numbered and '--speaker_map \\"72:M1 73:F1\\"' not in numbered
     assert '--speaker_map "72:M1 73:F1"' in numbered
-    assert "| Small RNN | 1.00 M | 6.00 | 20.00 | 90.0 |" in numbered and "paper |" not in numbered
+    assert "| Small RNN | 1.00 M | 5.50 | 6.00 | 20.00 | 90.0 |" in numbered and "paper |" not in numbered
     # without a map, the mini corpus's table is unchanged (the committed RESULTS.md's heading)
     assert "**M1** (test set `M1_test`)" in "\n".join(report.table2(results, ["M1"], ["small_rnn"]))
     assert "**M1** (test set `M1_test`)" in (RECIPE / "RESULTS.md").read_text()

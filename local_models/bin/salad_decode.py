@@ -4,8 +4,11 @@ Reads DUMP/ling.scp (raw linguistic frames) and DUMP/acou.scp (the reference WOR
   feats.{ark,scp}  predicted raw 43-dim frames          scores.json  corpus MCD / F0 RMSE / V/UV accuracy
   per_utt.txt      the same per utterance                f0.npz       reference and predicted F0 (Hz) on
   wav/<utt>.wav    WORLD synthesis of --num-wavs utts                 reference-voiced frames (Fig. 2)
-Metrics (docs/metrics.md, MUSA): MCD over c0..c39 with frames paired 1:1 (no DTW), pooled over frames;
-F0 RMSE in Hz over reference-voiced frames, F0 = exp(predicted log-F0); V/UV accuracy over all frames.
+  per_utt_sums.json  each utterance's MCD sums and frames (the report's bootstrap intervals)
+Metrics (docs/metrics.md, MUSA): MCD over c0..c39 with frames paired 1:1 (no DTW), pooled over frames: over
+every frame (mcd_db) and over the frames whose reference phone (DUMP/phones, DUMP/dur) is not sil / pau
+(mcd_speech_db, the paper's evaluation); F0 RMSE in Hz over reference-voiced frames, F0 = exp(predicted
+log-F0); V/UV accuracy over all frames.
 
 With --durations (the table `salad_duration` predicts) and --pred-out, the same model then synthesises the set
 again from DUMP/lingp.scp and the predicted frames per phone (two-stage synthesis) into --pred-out (scores.json,
@@ -59,7 +62,8 @@ def main(argv=None):
             sp = decode_predicted(model, Path(args.dump), Path(args.durations), Path(args.pred_out), args.num_wavs)
     except (DataDirError, FileNotFoundError, ValueError) as e:
         sys.exit(f"salad_decode: {e}")
-    print(f"salad_decode: {args.out_dir}: MCD {s['mcd_db']:.2f} dB, F0 RMSE {s['f0_rmse_hz']:.2f} Hz, "
+    print(f"salad_decode: {args.out_dir}: MCD {s['mcd_speech_db']:.2f} dB without silence ({s['mcd_db']:.2f} dB "
+          f"with), F0 RMSE {s['f0_rmse_hz']:.2f} Hz, "
           f"V/UV {s['vuv_acc']:.1f} % over {s['utterances']} utterances")
     if args.durations:
         print(f"salad_decode: {args.pred_out}: predicted durations, DTW-aligned: MCD {sp['mcd_db']:.2f} dB "

@@ -19,13 +19,20 @@ def main(argv=None):
     p.add_argument("--speaker-map", default="", help='corpus speakers -> the names used, as stage 1 mapped them '
                    '(e.g. "72:M1 73:F1"): the report says which corpus speaker each column is')
     p.add_argument("--recipe", default=names.RECIPE, help="the recipe's name in results.json (egs/<recipe>)")
+    p.add_argument("--sealed-sets", default=None, help="the recipe's sealed sets (space-separated): each one scored "
+                   "here counts a look in exp/sealed_looks.tsv and results.json 'sealed_looks' (unset: none counted)")
+    p.add_argument("--config-files", default="", help="space-separated files that define the systems (training "
+                   "configs, question file): the looks' configuration fingerprint")
+    p.add_argument("--option", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                   help="a command-line choice that defines the systems (repeatable), also in the fingerprint")
     args = p.parse_args(argv)
     exp = Path(args.exp)
     try:
         systems = report.score(exp, args.speakers.split(), args.systems.split(), args.test_sets.split(),
                                Path(args.results), args.corpus, names.parse_speaker_map(args.speaker_map),
-                               args.recipe)
-    except (report.NoScores, ValueError) as e:
+                               args.recipe, None if args.sealed_sets is None else args.sealed_sets.split(),
+                               args.config_files.split(), dict(args.option))
+    except (report.NoScores, ValueError, FileNotFoundError) as e:
         sys.exit(f"salad_score: {e}")
     print(f"salad_score: {len(systems)} systems -> {exp}/results.json, {args.results}")
 

@@ -29,6 +29,7 @@ LF0, BAP, UV = ORDER + 1, ORDER + 2, ORDER + 3
 DIM = ORDER + 4  # 43
 SHIFT_MS = 5.0  # 80 samples at 16 kHz
 F0_FLOOR, F0_CEIL = 50.0, 600.0
+SILENCES = ("sil", "pau")  # the front end's silence phones (frontend/phones.py PHONE_CLASSES["silence"])
 
 
 @functools.lru_cache(maxsize=8)
@@ -189,31 +190,59 @@ def load_stats(path):
                 int(z["max_dur_frames"]))
 
 
-def scores(ref: np.ndarray, hyp: np.ndarray) -> dict:
-    """Sums for the paper's metrics over one utterance of raw frames (same length): MCD (c0..c39, no DTW),
-    F0 squared error in Hz over reference-voiced frames (hyp F0 = exp(predicted log-F0), whatever its U/V),
-    V/UV hits over all frames."""
+def speech_frames(durations, phones) -> np.ndarray:
+    """(T,) bool, True where the reference label's phone is speech: every phone's frames (DURATIONS, frames per phone
+    as the linguistic frames assign them) marked by its name, False for the front end's silences (sil, pau). The
+    paper's evaluation leaves those frames out of the MCD: a silent reference frame has no spectrum worth scoring."""
+    durations = np.asarray(durations, dtype=np.int64)
+    if len(durations) != len(phones):
+        raise ValueError(f"{len(phones)} phone names for {len(durations)} durations")
+    return np.repeat(~np.isin(np.asarray(phones, dtype=str), SILENCES), durations)
+
+
+def _mcd_sum(ref_mc: np.ndarray, hyp_mc: np.ndarray) -> float:
+    """Summed frame MCD (dB) of c0..c39 frames paired 1:1 (common/mcd.py mcd_aligned; 0 for no frames)."""
+    from local_models.common.mcd import mcd_aligned
+
+    return mcd_aligned(ref_mc, hyp_mc, include_c0=True)["mcd_sum_db"] if len(ref_mc) else 0.0
+
+
+def scores(ref: np.ndarray, hyp: np.ndarray, speech: Optional[np.ndarray] = None) -> dict:
+    """Sums for the paper's metrics over one utterance of raw frames (same length): MCD (c0..c39, no DTW) over
+    all frames and, given SPEECH (`speech_frames`), over speech frames only (mcd_speech_sum_db, speech_frames);
+    F0 squared error in Hz over reference-voiced frames (hyp F0 = exp(predicted log-F0), whatever its U/V), V/UV
+    hits over all frames."""
     if ref.shape != hyp.shape:
         raise ValueError(f"reference {ref.shape} and prediction {hyp.shape} differ: durations are forced")
-    from local_models.common.mcd import DB
-
-    diff = ref[:, MC].astype(np.float64) - hyp[:, MC]
-    mcd = DB * np.sqrt(2.0 * np.sum(diff ** 2, axis=1))
+    r, h = ref[:, MC].astype(np.float64), hyp[:, MC].astype(np.float64)
     voiced = ref[:, UV] > 0.5
     f0_err = np.exp(ref[voiced, LF0].astype(np.float64)) - np.exp(hyp[voiced, LF0].astype(np.float64))
     hits = int(np.sum(voiced == (hyp[:, UV] > 0.5)))
-    return {"frames": len(ref), "mcd_sum_db": float(mcd.sum()), "voiced_frames": int(voiced.sum()),
-            "f0_sq_sum_hz": float(np.sum(f0_err ** 2)), "vuv_hits": hits}
+    out = {"frames": len(ref), "mcd_sum_db": _mcd_sum(r, h), "voiced_frames": int(voiced.sum()),
+           "f0_sq_sum_hz": float(np.sum(f0_err ** 2)), "vuv_hits": hits}
+    if speech is not None:
+        speech = np.asarray(speech, dtype=bool)
+        if speech.shape != (len(ref),):
+            raise ValueError(f"the labels' phones cover {speech.size} frames, the utterance has {len(ref)}: "
+                             "rerun stage 3")
+        out.update(speech_frames=int(speech.sum()), mcd_speech_sum_db=_mcd_sum(r[speech], h[speech]))
+    return out
 
 
 def pool_scores(per_utt) -> dict:
-    """Corpus MCD (dB, frame-pooled), F0 RMSE (Hz, pooled over reference-voiced frames), V/UV accuracy (%)."""
+    """Corpus MCD (dB, frame-pooled; mcd_speech_db over speech frames when every utterance has them), F0 RMSE (Hz,
+    pooled over reference-voiced frames), V/UV accuracy (%)."""
     rs = list(per_utt)
     if not rs:
         raise ValueError("no utterances to score")
     frames = sum(r["frames"] for r in rs)
     voiced = sum(r["voiced_frames"] for r in rs)
-    return {"mcd_db": sum(r["mcd_sum_db"] for r in rs) / frames,
-            "f0_rmse_hz": float(np.sqrt(sum(r["f0_sq_sum_hz"] for r in rs) / voiced)) if voiced else float("nan"),
-            "vuv_acc": 100.0 * sum(r["vuv_hits"] for r in rs) / frames,
-            "utterances": len(rs), "frames": frames}
+    out = {"mcd_db": sum(r["mcd_sum_db"] for r in rs) / frames,
+           "f0_rmse_hz": float(np.sqrt(sum(r["f0_sq_sum_hz"] for r in rs) / voiced)) if voiced else float("nan"),
+           "vuv_acc": 100.0 * sum(r["vuv_hits"] for r in rs) / frames,
+           "utterances": len(rs), "frames": frames}
+    if all("speech_frames" in r for r in rs):
+        speech = sum(r["speech_frames"] for r in rs)
+        out.update(mcd_speech_db=sum(r["mcd_speech_sum_db"] for r in rs) / speech if speech else float("nan"),
+                   speech_frames=speech)
+    return out

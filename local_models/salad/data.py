@@ -189,6 +189,20 @@ def read_durations(path) -> Dict[str, np.ndarray]:
     return {u: np.array(v.split(), dtype=np.int64) for u, v in read_table(path).items()}
 
 
+def speech_masks(dump) -> Dict[str, np.ndarray]:
+    """utt -> (T,) bool speech frames of a dump (acoustic.speech_frames from DUMP/dur and DUMP/phones, the reference
+    labels' phones and frames per phone): the frames the paper's MCD keeps."""
+    dump = Path(dump)
+    for f in ("dur", "phones"):
+        if not (dump / f).is_file():
+            raise DataDirError(dump / f, None, "missing: the reference's silence frames are unknown; rerun stage 3")
+    dur, phones = read_durations(dump / "dur"), read_table(dump / "phones")
+    if set(dur) != set(phones):
+        odd = sorted(set(dur) ^ set(phones))[0]
+        raise DataDirError(dump / "phones", None, f"'{odd}' is in one of dur / phones only: rerun stage 3")
+    return {u: acoustic.speech_frames(d, phones[u].split()) for u, d in dur.items()}
+
+
 def fit_duration_stats(train_dump, questions: str, out_file) -> None:
     """dur_stats.npz: phone-level mean / std of the real-valued question dims (binary dims: 0 / 1) and mean /
     std of log(1 + frames), the duration model's normalised target."""

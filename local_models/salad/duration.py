@@ -22,9 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .acoustic import SHIFT_MS
-
-SILENCES = ("sil", "pau")
+from .acoustic import SHIFT_MS, SILENCES
 
 
 class DurationLSTM(nn.Module):

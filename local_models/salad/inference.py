@@ -99,6 +99,17 @@ def listen_proxy(wave: np.ndarray) -> dict:
     return {"peak": peak, "rms_dbfs": 20 * np.log10(max(rms, 1e-12)), "clipped": float(np.mean(np.abs(wave) >= 0.999))}
 
 
+PER_UTT_SUMS = "per_utt_sums.json"  # decode dir: the per-utterance MCD sums the report's bootstrap resamples
+SUM_KEYS = ("frames", "mcd_sum_db", "speech_frames", "mcd_speech_sum_db")
+
+
+def write_per_utt_sums(path: Path, per_utt: dict) -> None:
+    """{utt: {frames, mcd_sum_db, speech_frames, mcd_speech_sum_db}} at full precision: pooled figures and their
+    bootstrap intervals are computed from these sums, so the interval's estimate is the table's number."""
+    with open(path, "w") as f:
+        json.dump({u: {k: r[k] for k in SUM_KEYS} for u, r in per_utt.items()}, f, indent=0)
+
+
 def decode(model, dump: Path, out: Path, num_wavs: int) -> dict:
     import kaldiio
     import soundfile
@@ -106,8 +117,10 @@ def decode(model, dump: Path, out: Path, num_wavs: int) -> dict:
 
     from local_models.common.features import ArkStream
     from local_models.salad import acoustic
+    from local_models.salad.data import speech_masks
 
     ling, ref = read_table(dump / "ling.scp"), read_table(dump / "acou.scp")
+    speech = speech_masks(dump)
     if set(ling) != set(ref):
         raise DataDirError(dump / "ling.scp", None, "utterances differ from acou.scp: rerun stage 3")
     utts = sorted(ling, key=str.encode)
@@ -124,7 +137,9 @@ def decode(model, dump: Path, out: Path, num_wavs: int) -> dict:
                 raise ValueError(f"'{utt}': {len(x)} linguistic frames but {len(r)} acoustic: rerun stage 3")
             y = model.synthesise_frames(x)
             ark.write(utt, y)
-            per_utt[utt] = acoustic.scores(r, y)
+            if utt not in speech:
+                raise DataDirError(dump / "dur", None, f"no durations for '{utt}': rerun stage 3")
+            per_utt[utt] = acoustic.scores(r, y, speech[utt])
             voiced = r[:, acoustic.UV] > 0.5
             f0_ref.append(np.exp(r[voiced, acoustic.LF0]))
             f0_hyp.append(np.exp(y[voiced, acoustic.LF0]))
@@ -138,13 +153,18 @@ def decode(model, dump: Path, out: Path, num_wavs: int) -> dict:
     np.savez(tmp / "f0.npz", ref=np.concatenate(f0_ref), hyp=np.concatenate(f0_hyp))
     with open(tmp / "per_utt.txt", "w") as f:
         for utt, r in per_utt.items():
-            f.write(f"{utt} mcd_db={r['mcd_sum_db'] / r['frames']:.3f} frames={r['frames']}\n")
+            nosil = r["mcd_speech_sum_db"] / r["speech_frames"] if r["speech_frames"] else float("nan")
+            f.write(f"{utt} mcd_db={r['mcd_sum_db'] / r['frames']:.3f} frames={r['frames']} "
+                    f"mcd_speech_db={nosil:.3f} speech_frames={r['speech_frames']}\n")
+    write_per_utt_sums(tmp / PER_UTT_SUMS, per_utt)
     from local_models.salad.model import num_params
 
     summary = {**acoustic.pool_scores(per_utt.values()), "num_params": num_params(model.net), "wavs": wavs,
                "precision": model.precision,
-               "metric": "MCD c0..c39 frame-pooled, frames paired 1:1 (forced durations, no DTW); F0 RMSE Hz on "
-                         "reference-voiced frames with F0 = exp(predicted log-F0); V/UV accuracy over all frames"}
+               "metric": "MCD c0..c39 frame-pooled, frames paired 1:1 (forced durations, no DTW), over all frames "
+                         "(mcd_db) and over frames whose reference phone is not sil / pau (mcd_speech_db); F0 RMSE "
+                         "Hz on reference-voiced frames with F0 = exp(predicted log-F0); V/UV accuracy over all "
+                         "frames"}
     with open(tmp / "scores.json", "w") as f:
         json.dump(summary, f, indent=1)
     shutil.rmtree(out, ignore_errors=True)

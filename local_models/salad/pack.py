@@ -106,7 +106,7 @@ def card_of(recipe: Path, spk: str, system: str, checkpoint: str, recipe_name: s
     results = json.loads((exp / "results.json").read_text()) if (exp / "results.json").is_file() else {}
     systems = results.get("systems", {})
     ours, dur = systems.get(f"{spk}_{system}", {}), systems.get(f"{spk}_{DURATION_SYSTEM}", {})
-    keys = ("mcd", "f0_rmse", "vuv_acc", "mcd_gt_dtw", "mcd_pred", "f0_rmse_pred", "vuv_acc_pred", "params_m")
+    keys = ("mcd_speech", "mcd", "f0_rmse", "vuv_acc", "mcd_gt_dtw", "mcd_pred", "f0_rmse_pred", "vuv_acc_pred", "params_m")
     metrics = {k: ours[k] for k in keys if k in ours}
     metrics.update({k: dur[k] for k in ("dur_rmse_frames", "dur_rmse_ms", "dur_pearson") if k in dur})
     windows = _lines(recipe / "dump" / spk / "train_windows" / "pos")
@@ -123,7 +123,8 @@ def card_of(recipe: Path, spk: str, system: str, checkpoint: str, recipe_name: s
                                            _lines(train / "utt2num_frames"))},
         "metrics": metrics,
         "metric_definitions": "test set <spk>_test. mcd / f0_rmse / vuv_acc: labelled durations, frames paired "
-                              "1:1 (paper Table 2). mcd_gt_dtw: the same synthesis DTW-aligned. mcd_pred / "
+                              "1:1 (paper Table 2); mcd_speech: the same MCD without the frames the labels mark "
+                              "sil / pau (the paper's evaluation), mcd: with them. mcd_gt_dtw: the same synthesis DTW-aligned. mcd_pred / "
                               "f0_rmse_pred / vuv_acc_pred: predicted durations, DTW-aligned. dur_rmse_*: duration "
                               "model against the labelled durations (frames of 5 ms, ms), dur_pearson: Pearson r.",
         "front_end": "local_models.salad.frontend (rule-based Castilian G2P, syllables, stress, coarse POS, "

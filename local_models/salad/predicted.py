@@ -17,13 +17,14 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
 from local_models.common.datadir import DataDirError, read_table, write_table
 
 from . import acoustic
-from .data import SAMPLE_RATE, read_durations
+from .data import SAMPLE_RATE, read_durations, speech_masks
 from .duration import duration_scores, pool_duration_scores
 from .inference import listen_proxy
 from .linguistic import frames_from_durations
@@ -86,12 +87,13 @@ def decode_durations(model, dump: Path, out: Path) -> dict:
     return summary
 
 
-def dtw_scores(ref: np.ndarray, hyp: np.ndarray) -> dict:
-    """acoustic.scores over the DTW pairing of two raw frame sequences of any lengths."""
+def dtw_scores(ref: np.ndarray, hyp: np.ndarray, speech: Optional[np.ndarray] = None) -> dict:
+    """acoustic.scores over the DTW pairing of two raw frame sequences of any lengths; SPEECH (the reference's
+    speech frames) marks each pair by its reference frame."""
     from local_models.common.mcd import mcd_dtw
 
     path = mcd_dtw(ref[:, acoustic.MC], hyp[:, acoustic.MC], include_c0=True)["path"]
-    return acoustic.scores(ref[path[:, 0]], hyp[path[:, 1]])
+    return acoustic.scores(ref[path[:, 0]], hyp[path[:, 1]], None if speech is None else speech[path[:, 0]])
 
 
 def decode_predicted(model, dump: Path, durations: Path, out: Path, num_wavs: int) -> dict:
@@ -105,17 +107,22 @@ def decode_predicted(model, dump: Path, durations: Path, out: Path, num_wavs: in
     max_dur = int((dump / "max_dur_frames").read_text().split()[0])
     dur = read_durations(durations)
     ref, ling = _load(dump / "acou.scp"), _load(dump / "ling.scp")
+    speech = speech_masks(dump)
     pred, gt, frames, wavs = [], [], [0, 0], {}
     tmp = _fresh(out)
     (tmp / "wav").mkdir()
     for i, (utt, xp) in enumerate(tqdm(sorted(_mats(dump / "lingp.scp"), key=lambda t: t[0].encode()),
                                        desc="salad_decode (predicted durations)", mininterval=5, disable=None)):
-        if utt not in dur or utt not in ref:
-            raise DataDirError(durations if utt not in dur else dump / "acou.scp", None, f"no entry for '{utt}'")
-        r = np.asarray(kaldiio.load_mat(ref[utt]))
+        if utt not in dur or utt not in ref or utt not in speech:
+            where = durations if utt not in dur else dump / ("acou.scp" if utt not in ref else "dur")
+            raise DataDirError(where, None, f"no entry for '{utt}'")
+        r, sp = np.asarray(kaldiio.load_mat(ref[utt])), speech[utt]
+        if len(sp) != len(r):
+            raise ValueError(f"'{utt}': the labels' phones cover {len(sp)} frames, the recording {len(r)}: rerun "
+                             "stage 3")
         y = model.synthesise_frames(frames_from_durations(xp, dur[utt], max_dur_frames=max_dur))
-        pred.append(dtw_scores(r, y))
-        gt.append(dtw_scores(r, model.synthesise_frames(np.asarray(kaldiio.load_mat(ling[utt])))))
+        pred.append(dtw_scores(r, y, sp))
+        gt.append(dtw_scores(r, model.synthesise_frames(np.asarray(kaldiio.load_mat(ling[utt]))), sp))
         frames[0], frames[1] = frames[0] + len(y), frames[1] + len(r)
         if num_wavs < 0 or i < num_wavs:
             wave = acoustic.synthesize(y, SAMPLE_RATE)
@@ -125,7 +132,8 @@ def decode_predicted(model, dump: Path, durations: Path, out: Path, num_wavs: in
         shutil.rmtree(tmp)
         raise DataDirError(dump / "lingp.scp", None, "no utterances")
     p, g = acoustic.pool_scores(pred), acoustic.pool_scores(gt)
-    summary = {**p, "mcd_gt_dtw_db": g["mcd_db"], "f0_rmse_gt_dtw_hz": g["f0_rmse_hz"], "vuv_acc_gt_dtw": g["vuv_acc"],
+    summary = {**p, "mcd_gt_dtw_db": g["mcd_db"], "mcd_speech_gt_dtw_db": g["mcd_speech_db"],
+               "f0_rmse_gt_dtw_hz": g["f0_rmse_hz"], "vuv_acc_gt_dtw": g["vuv_acc"],
                "frames_pred": frames[0], "frames_ref": frames[1], "length_ratio": frames[0] / max(frames[1], 1),
                "num_params": num_params(model.net), "precision": model.precision, "wavs": wavs,
                "metric": "predicted durations (mcd_db, f0_rmse_hz, vuv_acc) and labelled durations (*_gt_dtw): "

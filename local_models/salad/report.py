@@ -14,11 +14,13 @@ from pathlib import Path
 
 import numpy as np
 
-from local_models.common import gpu_report
+from local_models.common import gpu_report, verdict
 from local_models.common.datadir import atomic_open
 from local_models.common.plots import pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, load_text, update_results
+from local_models.common.sealed import looks, looks_line, score_looks
 
+from .inference import PER_UTT_SUMS
 from .predicted import DTW_METRIC
 from .systems import DURATION, LABELS, PAPER, PAPER_LATENCY, PAPER_SPEAKERS, RECIPE
 
@@ -28,8 +30,13 @@ class NoScores(Exception):
 
 
 METRIC = ("MCD: 40 mel-cepstra c0..c39 (WORLD CheapTrick -> pysptk sp2mc, alpha 0.41), frames paired 1:1 "
-          "by the forced durations (no DTW), (10 sqrt(2) / ln 10) * sqrt(sum_n (c_n - c'_n)^2) pooled over all test "
-          "frames. F0 RMSE in Hz over frames voiced in the reference, predicted F0 = exp(predicted interpolated "
+          "by the forced durations (no DTW), (10 sqrt(2) / ln 10) * sqrt(sum_n (c_n - c'_n)^2) pooled over the test "
+          "frames whose reference phone is speech: frames labelled sil / pau (the labels' phones and frames per "
+          "phone) are left out, as the paper's authors' evaluation does (the headline and 'no silence' columns); "
+          "'with silence' pools over every frame. Gaps between two systems come with a 95 % percentile bootstrap "
+          "interval over the test utterances (paired: both systems on the same utterances, the pooled difference "
+          "recomputed from resampled per-utterance sums), from one training seed per system. F0 RMSE in Hz over "
+          "frames voiced in the reference, predicted F0 = exp(predicted interpolated "
           "log-F0). V/UV accuracy: predicted U/V flag > 0.5 against the reference flag, over all frames.")
 METRIC_PRED = ("Predicted durations (the two-stage MUSA pipeline the paper builds on; the paper itself forces the "
                "labelled ones): the speaker's duration model (unidirectional LSTM over the phones' label vectors, "
@@ -73,6 +80,8 @@ def collect(exp: Path, speakers, systems, sets) -> dict:
                 # key names of run_demo's headline: mcd (dB), f0_rmse (Hz); vuv_acc in %
                 vals = {"mcd": sc["mcd_db"], "f0_rmse": sc["f0_rmse_hz"], "vuv_acc": sc["vuv_acc"],
                         "utterances": sc["utterances"], "frames": sc["frames"]}
+                if "mcd_speech_db" in sc:  # decodes from before the silence mask have only the MCD with silence
+                    vals.update(mcd_speech=sc["mcd_speech_db"], speech_frames=sc["speech_frames"])
                 vals["params_m"] = sc.get("num_params", 0) / 1e6
                 vals.update(predicted_scores(exp / spk / s / f"decode_{x}_pred" / "scores.json"))
                 clipped = [w["clipped"] for w in sc.get("wavs", {}).values()]
@@ -157,21 +166,23 @@ def table2(systems: dict, speakers, names, speaker_map: dict = None) -> list:
         paper = PAPER.get(spk)
         lines += [f"**{spk}**{corpus_speaker(spk, speaker_map)} (test set `{spk}_test`)", ""]
         if paper is None:
-            lines += [no_paper_column(spk), "", "| Model | #Params | MCD [dB] | F0 [Hz] | A [%] |",
-                      "| --- | --- | --- | --- | --- |"]
+            lines += [no_paper_column(spk), "", "| Model | #Params | MCD [dB] no silence | with silence | F0 [Hz] | "
+                      "A [%] |", "| --- | --- | --- | --- | --- | --- |"]
         else:
-            lines += ["| Model | #Params (ours / paper) | MCD [dB] ours | paper | F0 [Hz] ours | paper | A [%] ours "
-                      "| paper |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+            lines += ["| Model | #Params (ours / paper) | MCD [dB] no silence ours | with silence ours | paper | "
+                      "F0 [Hz] ours | paper | A [%] ours | paper |",
+                      "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for s in names:
             m = systems.get(f"{spk}_{s}")
             if not m or "mcd" not in m:
                 continue
+            mcds = f"{fmt(m.get('mcd_speech'))} | {fmt(m['mcd'])}"
             if paper is None:
-                lines.append(f"| {LABELS.get(s, s)} | {m['params_m']:.2f} M | {fmt(m['mcd'])} | {fmt(m['f0_rmse'])} "
+                lines.append(f"| {LABELS.get(s, s)} | {m['params_m']:.2f} M | {mcds} | {fmt(m['f0_rmse'])} "
                              f"| {fmt(m['vuv_acc'], 1)} |")
                 continue
             p = paper.get(s)
-            lines.append(f"| {LABELS.get(s, s)} | {m['params_m']:.2f} M / {fmt(p and p[0])} M | {fmt(m['mcd'])} | "
+            lines.append(f"| {LABELS.get(s, s)} | {m['params_m']:.2f} M / {fmt(p and p[0])} M | {mcds} | "
                          f"{fmt(p and p[1])} | {fmt(m['f0_rmse'])} | {fmt(p and p[2])} | {fmt(m['vuv_acc'], 1)} | "
                          f"{fmt(p and p[3], 1)} |")
         lines.append("")
@@ -187,8 +198,87 @@ def convergence(systems: dict) -> list:
             f"not converged): {', '.join(open_)}.", ""]
 
 
+# ---- system comparisons: paired bootstrap over the test utterances, one training seed per system
+PAIRS = {"small": ("small_salad", "small_rnn"), "big": ("big_salad", "big_rnn"),
+         "window": ("big_salad_win", "big_salad")}
+PRICE_DB = 0.3  # the abstract: SALAD "increases Mel cepstral distortion between 0.1 and 0.3 dB" (Big, Table 2)
+WINDOW_BUDGET_DB = 0.2  # our target for windowed attention: at most this much worse than full attention
+SUMS = {"speech": ("mcd_speech_sum_db", "speech_frames"), "all": ("mcd_sum_db", "frames")}
+
+
+def utterance_sums(decode_dir: Path) -> dict:
+    """{utt: {frames, mcd_sum_db, speech_frames, mcd_speech_sum_db}} a decode wrote ({} for older decodes)."""
+    f = decode_dir / PER_UTT_SUMS
+    return json.loads(f.read_text()) if f.is_file() else {}
+
+
+def pooled_difference(a, b, frames) -> float:
+    """Frame-pooled MCD of A minus B over the same frames, from per-utterance sums."""
+    return float((np.sum(a) - np.sum(b)) / np.sum(frames))
+
+
+def gap_interval(exp: Path, spk: str, sys_a: str, sys_b: str, which: str = "speech"):
+    """MCD(A) - MCD(B) on <spk>_test (frame-pooled; WHICH: 'speech' no silence, 'all' with silence) with its 95 %
+    bootstrap interval over the test utterances, paired (the utterances resampled together for both systems); None
+    when a decode has no per-utterance sums or fewer than 2 utterances are shared."""
+    x = f"decode_{spk}_test"
+    a, b = utterance_sums(exp / spk / sys_a / x), utterance_sums(exp / spk / sys_b / x)
+    utts = sorted(set(a) & set(b))
+    key, n = SUMS[which]
+    frames = [a[u][n] for u in utts]
+    if len(utts) < 2 or not sum(frames):
+        return None
+    if frames != [b[u][n] for u in utts]:
+        raise ValueError(f"{spk}: {sys_a} and {sys_b} were scored on different frames of {spk}_test: decode both again")
+    return verdict.bootstrap(pooled_difference, [a[u][key] for u in utts], [b[u][key] for u in utts], frames,
+                             what="utterances")
+
+
+def comparisons(exp: Path, speakers) -> dict:
+    """{<spk>_<pair>: {"speech": interval, "all": interval, "paper": the paper's gap or None}} for every pair of
+    PAIRS whose <spk>_test decodes are on disk, this run's or an earlier one's, as results.json's systems are merged
+    (intervals as dicts, for results.json)."""
+    from dataclasses import asdict
+
+    out = {}
+    for spk in speakers:
+        for pair, (sa, sb) in PAIRS.items():
+            speech, every = gap_interval(exp, spk, sa, sb, "speech"), gap_interval(exp, spk, sa, sb, "all")
+            if speech is None or every is None:
+                continue
+            p = PAPER.get(spk, {})
+            paper = p[sa][1] - p[sb][1] if sa in p and sb in p else None
+            out[f"{spk}_{pair}"] = {"speech": asdict(speech), "all": asdict(every), "paper": paper}
+    return out
+
+
+def _interval(d: dict) -> verdict.Interval:
+    return verdict.Interval(**d)
+
+
+def gap_claim(spk: str, pair: str, c: dict) -> str:
+    """The headline sentence of one comparison (no-silence MCD): Big: the abstract's price, at most +0.3 dB (a goal,
+    judged on the interval's high end); Small: Table 2's order, SALAD above RNN; windowed: our 0.2 dB budget."""
+    iv = _interval(c["speech"])
+    paper = "no paper column" if c.get("paper") is None else f"paper {c['paper']:+.2f} dB"
+    if pair == "big":
+        claim = (f"{spk} big: test MCD (no silence) Big SALAD - Big RNN at most +{PRICE_DB:.2f} dB, the abstract's "
+                 f"price ({paper}; one seed each)")
+        said = verdict.goal(iv, PRICE_DB, "<=")
+    elif pair == "small":
+        claim = (f"{spk} small: test MCD (no silence) Small SALAD above Small RNN, Table 2's order ({paper}; "
+                 "one seed each)")
+        said = verdict.compare(iv, +1)
+    else:
+        claim = (f"{spk}: windowed - full Big SALAD MCD (test, no silence) at most +{WINDOW_BUDGET_DB:.2f} dB, "
+                 "our target (one seed each)")
+        said = verdict.goal(iv, WINDOW_BUDGET_DB, "<=")
+    return verdict.sentence(claim, said, iv, chosen_on=f"{spk}_valid (checkpoint by validation MCD)")
+
+
 def gap_values(systems: dict, speakers) -> list:
-    """(speaker, size, MCD SALAD - RNN ours, the paper's or None) for every pair both decoded."""
+    """(speaker, size, MCD SALAD - RNN ours, the paper's or None) for every pair both decoded (MCD with silence:
+    the wording of reports from before the per-utterance sums)."""
     out = []
     for spk in speakers:
         for size in ("small", "big"):
@@ -199,30 +289,56 @@ def gap_values(systems: dict, speakers) -> list:
     return out
 
 
-def gaps(systems: dict, speakers) -> list:
-    """MCD gap SALAD - RNN per speaker and size, ours and the paper's."""
-    lines = ["| Speaker | Size | MCD SALAD - RNN ours [dB] | paper [dB] |", "| --- | --- | --- | --- |"]
-    return lines + [f"| {spk} | {size} | {ours:+.2f} | {'-' if paper is None else f'{paper:+.2f}'} |"
-                    for spk, size, ours, paper in gap_values(systems, speakers)]
+def gaps(systems: dict, speakers, comps: dict = None) -> list:
+    """MCD gap SALAD - RNN per speaker and size, ours (no silence and with silence, 95 % intervals) and the paper's."""
+    if not comps:
+        lines = ["| Speaker | Size | MCD SALAD - RNN ours [dB] | paper [dB] |", "| --- | --- | --- | --- |"]
+        return lines + [f"| {spk} | {size} | {ours:+.2f} | {'-' if paper is None else f'{paper:+.2f}'} |"
+                        for spk, size, ours, paper in gap_values(systems, speakers)]
+    lines = ["| Speaker | Size | SALAD - RNN no silence [dB] | Table 2's order (SALAD above) | Big: at most "
+             f"+{PRICE_DB:.1f} dB (abstract) | with silence [dB] | paper [dB] |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    how = set()
+    for spk in speakers:
+        for size in ("small", "big"):
+            c = comps.get(f"{spk}_{size}")
+            if c:
+                sp, al = _interval(c["speech"]), _interval(c["all"])
+                how.add(sp.method)
+                price = verdict.goal(sp, PRICE_DB, "<=") if size == "big" else "-"
+                lines.append(f"| {spk} | {size} | {_short(sp)} | {verdict.compare(sp, +1)} | {price} | {_short(al)} | "
+                             f"{'-' if c['paper'] is None else format(c['paper'], '+.2f')} |")
+    return lines + ["", f"Intervals: 95 % {', '.join(sorted(how))} (paired; one training seed per system)."]
 
 
-def headline(systems: dict, speakers, lat) -> list:
-    """The measured claims README's row gives (results.json 'headline'): the SALAD - RNN MCD gaps, the windowed
-    model's price and the speed claim."""
+def _short(iv: verdict.Interval) -> str:
+    return f"{iv.estimate:+.2f} [{iv.low:+.2f}, {iv.high:+.2f}]"
+
+
+def headline(systems: dict, speakers, lat, comps: dict = None) -> list:
+    """The measured claims README's row gives (results.json 'headline'): the SALAD - RNN MCD gaps (no silence, with
+    their intervals and verdicts), the windowed model's price and the speed claim."""
     out = []
-    g = gap_values(systems, speakers)
-    if g:
-        out.append("test MCD SALAD - RNN: " + ", ".join(
-            f"{spk} {size} {ours:+.2f} dB" + ("" if paper is None else f" (paper {paper:+.2f})")
-            for spk, size, ours, paper in g))
-    out += [line[2:] for line in window_gap(systems, speakers) if line.startswith("- ")]
+    if comps:
+        out += [gap_claim(spk, size, comps[f"{spk}_{size}"]) for spk in speakers for size in ("big", "small")
+                if f"{spk}_{size}" in comps]
+    else:
+        g = gap_values(systems, speakers)
+        if g:
+            out.append("test MCD SALAD - RNN: " + ", ".join(
+                f"{spk} {size} {ours:+.2f} dB" + ("" if paper is None else f" (paper {paper:+.2f})")
+                for spk, size, ours, paper in g))
+    out += [line[2:] for line in window_gap(systems, speakers, comps) if line.startswith("- ")]
     return out + [line[2:] for line in (speed_claim(lat) if lat else []) if line.startswith("- ")]
 
 
-def window_gap(systems: dict, speakers) -> list:
+def window_gap(systems: dict, speakers, comps: dict = None) -> list:
     """The windowed Big SALAD's price: its test MCD minus full-attention Big SALAD's (target: within 0.2 dB)."""
     lines = []
     for spk in speakers:
+        if comps and f"{spk}_window" in comps:
+            lines.append("- " + gap_claim(spk, "window", comps[f"{spk}_window"]))
+            continue
         a, b = systems.get(f"{spk}_big_salad_win", {}), systems.get(f"{spk}_big_salad", {})
         if "mcd" in a and "mcd" in b:
             d = a["mcd"] - b["mcd"]
@@ -400,26 +516,35 @@ def departure_lines(exp: Path) -> list:
     lines += ["- Vocoder features: WORLD (pyworld: mel-cepstrum 40, log-F0, one coded band aperiodicity, voicing) in "
               "place of the paper's Ahocoder; synthesis through WORLD.",
               "- Table 2's MCD: c0..c39 with c0 (energy) included, frame against frame on the labelled durations "
-              "(no DTW), as MUSA / SALAD compute it (docs/metrics.md; ESPnet's evaluate_mcd drops c0); the "
-              "predicted-duration section's MCD is DTW-aligned, the lengths differing.",
+              "(no DTW), over the frames whose reference phone is not sil / pau, as the paper's authors evaluate "
+              "(docs/metrics.md; ESPnet's evaluate_mcd drops c0 and keeps silence); the MCD over every frame is the "
+              "'with silence' column; the predicted-duration section's MCD is DTW-aligned over every frame, the "
+              "lengths differing.",
               "- The latency table times the models named in it; its MCD column, where shown, comes from the models "
               "this run trained (the recipe's configs), which need not be the timed sizes.", ""]
     return lines
 
 
+def looks_lines(record) -> list:
+    """RESULTS.md's sealed-set sentence (results.json 'sealed_looks'), none for a report written without one."""
+    return [looks_line(record["looks"]), ""] if record else []
+
+
 def write_md(path: Path, results: dict, speakers, names, stds: dict, lat, corpus: str, exp: Path = None,
              speaker_map: dict = None, recipe: str = RECIPE) -> None:
-    systems = results["systems"]
+    systems, comps = results["systems"], results.get("comparisons") or {}
     lines = [f"# egs/{recipe}: SALAD vs MUSA-RNN (paper 000, Pascual et al., arXiv:1808.10678, 2018)", "",
              f"Written by `run.sh` stage 6 (`local_models/bin/salad_score.py`) from this run's decodes. Corpus: "
              f"{corpus}" + (" (espeak-ng Spanish mini corpus: male M1 + female F1 voices, tiny configs on 2 CPU "
                             "cores; the paper trains on 100 min per TC-STAR speaker: numbers are not comparable "
                             "in level, only in ordering)" if corpus == "mini" else "")
              + f". Commit {results.get('commit')}, {results.get('hardware')}.", "",
+             *looks_lines(results.get("sealed_looks")),
              *environment_lines(results.get("environment") or {}), *headline_lines(results.get("headline")),
              "## Paper Table 2 shape: objective results per speaker", "", *table2(systems, speakers, names, speaker_map),
              *convergence(systems),
-             "## MCD gap SALAD - RNN", "", *gaps(systems, speakers), "", *window_gap(systems, speakers)]
+             "## MCD gap SALAD - RNN", "", *gaps(systems, speakers, comps), "",
+             *window_gap(systems, speakers, comps)]
     pred = two_stage(systems, speakers, names)
     if pred:
         lines += ["## Two-stage synthesis: predicted durations (MUSA duration model)", "", *pred]
@@ -458,11 +583,28 @@ def attach_latency(systems: dict, lat: dict, speakers) -> None:
                                                   f"speedup_vs_big_rnn_{prec}": f["speedup_vs_big_rnn"]})
 
 
+def trained_models(exp: Path, speakers, names) -> dict:
+    """{<spk>_<system>: exp dir} of every trained model scored (the acoustic systems and the duration models)."""
+    dirs = {f"{spk}_{s}": exp / spk / s for spk in speakers for s in (*names, DURATION)}
+    return {k: d for k, d in dirs.items() if d.is_dir()}
+
+
+def sealed_looks(exp: Path, sets, sealed, config_files, options) -> dict:
+    """score_looks for this scoring (one look at each sealed set among SETS), reporting every sealed set ever scored
+    under this configuration: a rescoring of another set keeps the test sets' counts in view, since results.json
+    keeps their numbers."""
+    record = score_looks(exp, sets, sealed, config_files, options)
+    counts = looks(exp, sealed, record["config"])
+    return {**record, "looks": {x: n for x, n in counts.items() if n or x in record["looks"]}}
+
+
 def score(exp: Path, speakers, names, sets, results_md: Path, corpus: str, speaker_map: dict = None,
-          recipe: str = RECIPE) -> dict:
+          recipe: str = RECIPE, sealed=None, config_files=(), options: dict = None) -> dict:
     """Collect the decodes under `exp`, merge exp/latency.json when present, update exp/results.json (as RECIPE's),
     draw exp/images/f0_hist_<spk>.png and write `results_md`, saying which corpus speaker of SPEAKER_MAP (corpus ->
-    name) each speaker is; returns the systems. NoScores when nothing was decoded."""
+    name) each speaker is; returns the systems. NoScores when nothing was decoded. SEALED (the recipe's sealed sets;
+    None: not recorded): each one among SETS gets a look under the fingerprint of CONFIG_FILES + OPTIONS
+    (results.json 'sealed_looks')."""
     systems = collect(exp, speakers, names, sets)
     if not systems:
         raise NoScores(f"no decode_<set>/scores.json under {exp}: run stage 5 first")
@@ -470,8 +612,13 @@ def score(exp: Path, speakers, names, sets, results_md: Path, corpus: str, speak
     lat = json.loads(lat_file.read_text()) if lat_file.is_file() else None
     if lat:
         attach_latency(systems, lat, speakers)
-    results = update_results(exp / "results.json", recipe, corpus, systems,
-                             headline=lambda merged: headline(merged, speakers, lat))
+    comps = comparisons(exp, speakers)
+    extra = {"comparisons": comps}
+    if sealed is not None:
+        extra["sealed_looks"] = sealed_looks(exp, sets, sealed, config_files, options)
+    results = update_results(exp / "results.json", recipe, corpus, systems, extra=extra,
+                             headline=lambda merged: headline(merged, speakers, lat, comps),
+                             trained=trained_models(exp, speakers, names))
     stds = f0_histograms(exp, speakers, lambda spk: f"{spk}_test", exp / "images")
     write_md(results_md, results, speakers, names, stds, lat, corpus, exp, speaker_map, recipe)
     return systems

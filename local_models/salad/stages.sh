@@ -8,11 +8,13 @@
 #   3 features: WORLD 43-dim acoustic + question-file linguistic frames, phone vectors + durations
 #     (dump/<spk>/<set>), train statistics (dump/<spk>/{stats,dur_stats}.npz), stateful windows
 #   4 train every system of ${systems} and the MUSA duration model (LSTM, exp/<spk>/duration) for every speaker
-#     (ESPnet2 trainer -> exp/<spk>/<system>; resumes)
+#     (ESPnet2 trainer -> exp/<spk>/<system>; resumes). The recipe's one choice: the checkpoint that decodes
+#     (valid.mcd.best.pth), picked on <spk>_valid, which must not be a sealed set (checked before any training)
 #   5 decode the test sets with forced durations (exp/<spk>/<system>/decode_<set>: MCD / F0 RMSE / V/UV, WORLD
 #     wavs) and with predicted durations (exp/<spk>/duration/decode_<set>: duration RMSE / r;
 #     exp/<spk>/<system>/decode_<set>_pred: DTW-aligned MCD / F0 RMSE / V/UV, wavs)
-#   6 score: exp/results.json, ${results_md} (paper Table 2 shape, predicted durations), F0 histograms (Fig. 2)
+#   6 score: exp/results.json, ${results_md} (paper Table 2 shape, predicted durations), F0 histograms (Fig. 2);
+#     each sealed set scored counts a look (exp/sealed_looks.tsv, results.json "sealed_looks", RESULTS.md's top)
 #   7 pack every system with its speaker's duration model: exp/<spk>/<system>/packed/model.tar.gz
 #     (text-to-speech --model ARCHIVE --text "Hola." -o hola.wav)
 # Any data dir with wav.scp + text (lab.scp optional; any sample rate, resampled to 16 kHz) can be decoded and
@@ -35,6 +37,7 @@ speaker_map=""          # corpus speaker directory -> name used here, e.g. "72:M
 # the paper's four models (Table 1) + the windowed-attention Big SALAD (local_models/salad/systems.py SYSTEMS)
 systems="small_rnn small_salad big_rnn big_salad big_salad_win"
 test_sets=""            # default: <spk>_test of every speaker
+sealed_sets=""          # sets only ever scored, never chosen on (default: <spk>_test of every speaker)
 train_config_suffix=""  # conf/tuning/train_<system>${suffix}.yaml: "" paper size, _tiny mini corpus, _smoke tests
 seed=0                  # training seed (and local/data.sh's)
 corpus=mini             # the corpus's name in exp/results.json and the model cards (run.sh sets it)
@@ -57,6 +60,21 @@ local_data_opts=""      # extra options of stage 1's local/data.sh, verbatim
 all_test_sets() {
     # shellcheck disable=SC2086  # speakers: a word list
     if [ -n "${test_sets}" ]; then echo "${test_sets}"; else printf '%s_test ' ${speakers}; fi
+}
+
+# all_sealed_sets: ${sealed_sets}, else <spk>_test of every speaker
+all_sealed_sets() {
+    # shellcheck disable=SC2086  # speakers: a word list
+    if [ -n "${sealed_sets}" ]; then echo "${sealed_sets}"; else printf '%s_test ' ${speakers}; fi
+}
+
+# check_tuning_sets: stop (one line, before any work) when stage 4 will run and a set it chooses on (<spk>_valid:
+# the checkpoint of lowest validation MCD) is sealed
+check_tuning_sets() {
+    stage_enabled 4 || return 0
+    # shellcheck disable=SC2086  # speakers: a word list
+    python -m local_models.common.sealed check --tuning "$(printf '%s_valid ' ${speakers})" \
+        --sealed "$(all_sealed_sets)" --what "stage 4 (the checkpoint is picked on <spk>_valid)" || exit 1
 }
 
 # models_for SET: the speakers whose models decode data/SET
@@ -236,12 +254,27 @@ check_names() {
         "(TC-STAR: map two corpus speakers onto the paper's with --speaker_map \"72:M1 73:F1\")"
 }
 
+# stage_score TESTS: stage 6 (the configuration files and options that define the systems fingerprint the looks)
+stage_score() {
+    local s confs="${questions} conf/tuning/train_duration${train_config_suffix}.yaml"
+    for s in ${systems}; do confs+=" conf/tuning/train_${s}${train_config_suffix}.yaml"; done
+    log "Stage 6: score -> exp/results.json, ${results_md}, exp/images/"
+    python -m local_models.bin.salad_score --speakers "${speakers}" --systems "${systems}" \
+        --test-sets "$1" --corpus "${corpus}" --speaker-map "${speaker_map}" --exp exp \
+        --results "${results_md}" --sealed-sets "$(all_sealed_sets)" --config-files "${confs}" \
+        --option seed "${seed}" --option f0_method "${f0_method}" --option streams "${streams}" \
+        --option window "${window}" --option inference_model "${inference_model}" \
+        --option precision "${precision}" --option train_args "${train_args}" \
+        --option inference_args "${inference_args}"
+}
+
 # run_stages: the stages in [stage, stop_stage], after checking the device options (setup_devices)
 run_stages() {
     local tests
     setup_devices
     [ -n "${speakers}" ] || die "--speakers is empty: give the corpus's speakers (data/<spk>_{train,valid,test})"
     check_names
+    check_tuning_sets
     tests=$(all_test_sets)
     if stage_enabled 1; then
         log "Stage 1: data -> data/<spk>_{train,valid,test}"
@@ -253,11 +286,6 @@ run_stages() {
     if stage_enabled 3; then stage_feats "${tests}"; fi
     if stage_enabled 4; then stage_train; fi
     if stage_enabled 5; then stage_decode "${tests}"; fi
-    if stage_enabled 6; then
-        log "Stage 6: score -> exp/results.json, ${results_md}, exp/images/"
-        python -m local_models.bin.salad_score --speakers "${speakers}" --systems "${systems}" \
-            --test-sets "${tests}" --corpus "${corpus}" --speaker-map "${speaker_map}" --exp exp \
-            --results "${results_md}"
-    fi
+    if stage_enabled 6; then stage_score "${tests}"; fi
     if stage_enabled 7; then stage_pack; fi
 }
