@@ -15,9 +15,17 @@ def main(argv=None):
     p.add_argument("--corpus", default=os.environ.get("ZS_CORPUS", "mini"))
     p.add_argument("--exp", default="exp")
     p.add_argument("--results-md", default="RESULTS.md")
+    p.add_argument("--sealed-sets", nargs="*", default=[],
+                   help="the recipe's sealed sets: each one scored is a look (exp/sealed_looks.tsv, results.json)")
+    p.add_argument("--config-files", nargs="*", default=[],
+                   help="the configuration files that define the systems (the looks' fingerprint)")
+    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                   help="a command-line choice that defines the systems (the looks' fingerprint); repeatable")
     args = p.parse_args(argv)
+    options = dict(o.split("=", 1) if "=" in o else (o, "") for o in args.option)
     try:
-        scored = score(args.systems, args.sets, args.inverter, args.corpus, args.exp, args.results_md)
+        scored = score(args.systems, args.sets, args.inverter, args.corpus, args.exp, args.results_md,
+                       args.sealed_sets, args.config_files, options)
     except (OSError, ValueError, KeyError) as e:
         print(f"vqvae_score: {e}", file=sys.stderr)
         return 1

@@ -318,7 +318,8 @@ class CodebookInverter(nn.Module):
         h = e.repeat_interleave(self.repeat, dim=1)
         lengths = code_lengths * self.repeat
         pad = make_pad_mask(lengths, maxlen=h.shape[1])
-        h = self.pe(self.conv1(h))
+        # padding zeroed before the convolutions: an utterance's frames do not depend on its batch
+        h = self.pe(self.conv1(h.masked_fill(pad.unsqueeze(-1), 0.0)))
         for layer in self.layers:
             h = layer(h, src_key_padding_mask=pad)
         h = self.conv2(h.masked_fill(pad.unsqueeze(-1), 0.0))

@@ -13,7 +13,8 @@
 #  8 resynthesise each test set's synthesis list in its target voices (inverter + Griffin-Lim) ->
 #    exp/inverter_<system>/resynth_<set>/<voice>/wav; MCD and log-F0 RMSE against a reference rendition
 #    (data/<set>/voice_ref.scp, where the corpus has one) and the source's
-#  9 score: exp/results.json, ${results_md} (paper Tables 1-3 shapes), exp/images/
+#  9 score: exp/results.json, ${results_md} (paper Tables 1-3 shapes), exp/images/; each of ${sealed_sets} scored
+#    is a look, counted in exp/sealed_looks.tsv under the configuration's fingerprint (results.json "sealed_looks")
 # 10 pack every system and the inverter: exp/{<system>,inverter_<system>}/packed/model.tar.gz (the
 #    `speech-to-units` / `units-to-speech` commands and local_models.vqvae.inference take them)
 # 11 ZeroSpeech 2019 submission of ${inverter_system} per test set -> exp/submission_<set>/ (the ZeroSpeech 2020
@@ -23,6 +24,9 @@
 # phones.ctm or abx.item) and resynthesised: ./run.sh --stage 5 --test-sets "my_set" (features and items made then).
 # Optional files of a test set: phones.ctm or abx.item (ABX), bitrate_list (the utterances the bitrate is measured
 # on), synthesis_list ("<utt> [<voice>]": what stage 8 resynthesises), voice_ref.scp (stage 8's MCD reference).
+# Sealed sets (${sealed_sets}, default the test set): only scored, never chosen on. This recipe makes no choice on
+# data: the systems, the inverter system and the ordering check's Transformer candidates (systems.py COMPARED) are
+# declared; ZeroSpeech 2019 has no dev ABX set, so stage 9 reports every candidate and picks none.
 # Use: a recipe's run.sh sources this file after path.sh and cmd.sh, sets its corpus's values of these options
 # (corpus, local_data_opts, ...), sources parse_options.sh, then calls run_stages. It runs in the recipe dir (data/,
 # dump/, exp/, conf/tuning/train_{vqvae,inverter}${train_config_suffix}.yaml, local/data.sh).
@@ -34,6 +38,7 @@ stage=1
 stop_stage=11
 nj=2  # parallel jobs: feature extraction, encoding, VQ-VAE trainings (one thread each)
 test_sets="test"
+sealed_sets="test"  # sets that are only scored (never chosen on): stage 9 counts each scoring as a look
 # systems: names (trf|conv)_(mfcc|logmel)_k<K>[_s<lambda>][_j<p>][_seed<N>] and presets (expand_systems): "tables"
 # (every row of paper Tables 1-3), "default" (tables + 5 seeds of the three systems the ordering check compares),
 # "seeds15" (default + 15 seeds of the K 256 pair: the landed RESULTS.md)
@@ -378,8 +383,13 @@ stage_resynth() {
 # stage_score SYSTEM...: stage 9, exp/results.json, ${results_md}, exp/images/
 stage_score() {
     log "Stage 9: scoring -> exp/results.json, ${results_md}, exp/images/"
+    # the looks' fingerprint: the training configs and every option that changes a scored number
     run_logged exp/score python -m local_models.bin.vqvae_score --corpus "${corpus}" --systems "$@" \
-        --sets ${test_sets} --inverter "$(inverter_dir)" --results-md "${results_md}"
+        --sets ${test_sets} --inverter "$(inverter_dir)" --results-md "${results_md}" --sealed-sets ${sealed_sets} \
+        --config-files conf/tuning/train_{vqvae,inverter}${train_config_suffix}.yaml \
+        --option "systems=$*" --option "inverter_system=${inverter_system}" --option "seed=${seed}" \
+        --option "inference_model=${inference_model}" --option "train_args=${train_args}" \
+        --option "inference_args=${inference_args}" --option "griffin_lim_iters=${griffin_lim_iters}"
 }
 
 # stage_pack SYSTEM...: stage 10, every SYSTEM and the inverter -> exp/<system>/packed/model.tar.gz
