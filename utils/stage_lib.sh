@@ -74,12 +74,24 @@ default_ngpu() {
     if [ "${n:-0}" -gt 0 ]; then echo 1; else echo 0; fi
 }
 
-# setup_devices: check --ngpu / --gpu_inference / --inference_nj, log them, and set
-#   train_launch   the launcher of a training job: ${cuda_cmd} --gpu N with N GPUs, else ${train_cmd}
+# --dist_world_size N (ESPnet2's trainer option, here at the recipe level): N > 1 trains each model with N CPU
+# processes in one DDP group (--ngpu 0 only): torchrun (python -m torch.distributed.run --standalone) starts them on
+# one machine (one job; Slurm: --cpus-per-task N), ESPnet2 reads their RANK / WORLD_SIZE / MASTER_ADDR and joins
+# them with --dist_backend gloo; each mini-batch is split between the processes (batch[rank::N]), the gradients
+# are averaged, rank 0 writes the checkpoints. GPUs: --ngpu N is DDP already (one process per GPU). Declared here,
+# before any recipe's parse_options.sh, so that every recipe takes it; a recipe may declare it too (--help).
+dist_world_size=1
+
+# setup_devices: check --ngpu / --dist_world_size / --gpu_inference / --inference_nj, log them, and set
+#   train_launch   the launcher of a training job: ${cuda_cmd} --gpu N with N GPUs, else ${train_cmd} (with
+#                  --num-threads N for N CPU DDP processes)
 #   decode_launch  the launcher of a decoding job: ${cuda_cmd} --gpu 1 with --gpu_inference true, else ${decode_cmd}
 #   inference_ngpu the --ngpu of a decoding tool (0 or 1)
-#   train_nj       trainings at a time (train_pool): nj, or 1 when local jobs train on GPUs
-#   ddp_opts       ESPnet2's own DDP with N > 1 GPUs on one node (--multiprocessing_distributed true)
+#   train_nj       trainings at a time (train_pool): nj, or 1 when local jobs train on GPUs, nj / N (at least 1)
+#                  when each local training is N CPU processes
+#   ddp_python     what runs a training's Python module: python, or torchrun's N processes on one node
+#   ddp_opts       DDP options of the trainer: ESPnet2's own DDP with N > 1 GPUs on one node
+#                  (--multiprocessing_distributed true), --dist_backend gloo for N CPU processes, else none
 setup_devices() {
     [[ "${ngpu}" =~ ^[0-9]+$ ]] || die "--ngpu '${ngpu}': the number of GPUs a training job uses (0 = CPU)"
     [[ "${inference_nj}" =~ ^[1-9][0-9]*$ ]] || die "--inference_nj '${inference_nj}': a positive number of decoding jobs"
@@ -93,8 +105,21 @@ setup_devices() {
     else
         train_launch=${train_cmd}
     fi
-    ddp_opts=""
+    [[ "${dist_world_size}" =~ ^[1-9][0-9]*$ ]] \
+        || die "--dist_world_size '${dist_world_size}': the number of CPU training processes (1: no DDP)"
+    ddp_opts="" ddp_python=python
     [ "${ngpu}" -le 1 ] || ddp_opts="--multiprocessing_distributed true"
+    if [ "${dist_world_size}" -gt 1 ]; then
+        # N GPUs already train in N processes (ESPnet2's own spawn); a world size on top would ask for more GPUs
+        [ "${ngpu}" -eq 0 ] || die "--dist_world_size ${dist_world_size} is DDP on CPUs (--ngpu 0);" \
+            "on GPUs give --ngpu N (one process per GPU)"
+        train_launch="${train_cmd} --num-threads ${dist_world_size}"
+        # local jobs share this machine's cores: N per training
+        if [ "${cmd_backend:-local}" = local ]; then train_nj=$(( train_nj / dist_world_size )); fi
+        [ "${train_nj}" -ge 1 ] || train_nj=1
+        ddp_python="python -m torch.distributed.run --standalone --nnodes 1 --nproc_per_node ${dist_world_size}"
+        ddp_opts="--dist_backend gloo"
+    fi
     if [ "${gpu_inference}" = true ]; then
         decode_launch="${cuda_cmd} --gpu 1"; inference_ngpu=1
     else
@@ -107,21 +132,24 @@ setup_devices() {
         [ "${have:-0}" -ge "${ngpu}" ] && { [ "${gpu_inference}" = false ] || [ "${have:-0}" -ge 1 ]; } \
             || die "--ngpu ${ngpu} --gpu_inference ${gpu_inference}, but nvidia-smi lists ${have:-0} GPU(s) here (cmd_backend=local); use --ngpu 0, or cmd_backend=slurm"
     fi
-    log "devices: training --ngpu ${ngpu}${ddp_opts:+ (DDP)}, decoding on $([ "${inference_ngpu}" = 1 ] && echo GPU || echo CPU)" \
+    local ddp=""
+    [ -z "${ddp_opts}" ] || ddp=" (DDP)"
+    [ "${dist_world_size}" -le 1 ] || ddp=" (DDP: ${dist_world_size} CPU processes, gloo)"
+    log "devices: training --ngpu ${ngpu}${ddp}, decoding on $([ "${inference_ngpu}" = 1 ] && echo GPU || echo CPU)" \
         "(--gpu_inference ${gpu_inference}, --inference_nj ${inference_nj}), checkpoint ${inference_model}"
 }
 
 # espnet_train OUT TOOL [OPTIONS...]: ESPnet2 training with `python -m local_models.bin.TOOL` into OUT through
-# ${train_launch}, on --ngpu GPUs (DDP when > 1), resuming from OUT's checkpoint; --train_args come last (they
-# win). The exact command is written to OUT/run.sh.
+# ${train_launch}, on --ngpu GPUs (DDP when > 1) or --dist_world_size CPU processes (torchrun, gloo), resuming from
+# OUT's checkpoint; --train_args come last (they win). The exact command is written to OUT/run.sh.
 espnet_train() {
     local out=$1 tool=$2; shift 2
     # a resumed or re-run training overwrites train.log: the earlier runs' epochs stay in train.prev.log (reports)
     if [ -s "${out}/train.log" ]; then cat "${out}/train.log" >> "${out}/train.prev.log"; fi
-    # shellcheck disable=SC2086  # train_args / ddp_opts are word lists, as ESPnet's asr.sh passes them
+    # shellcheck disable=SC2086  # train_args / ddp_python / ddp_opts are word lists, as ESPnet's asr.sh passes them
     run_logged "${out}" ${train_launch} "${out}/train.log" \
-        python -m "local_models.bin.${tool}" --ngpu "${ngpu}" ${ddp_opts} --seed "${seed}" --resume true \
-            --output_dir "${out}" "$@" ${train_args}
+        ${ddp_python:-python} -m "local_models.bin.${tool}" --ngpu "${ngpu}" ${ddp_opts} --seed "${seed}" \
+            --resume true --output_dir "${out}" "$@" ${train_args}
 }
 
 # ---- job backends (cmd.sh). A recipe's cmd.sh names its Slurm resources and calls this once:

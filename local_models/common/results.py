@@ -193,8 +193,9 @@ def record_training(output_dir, ngpu: int = 0, dist_rank: Optional[int] = None) 
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     gpu = gpus() if ngpu else None
+    world = int(os.environ.get("WORLD_SIZE", "1") or 1)  # torchrun's processes (CPU DDP: --dist_world_size)
     entry = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-             "commit": git_commit(output_dir), "hardware": hardware(gpu), "ngpu": int(ngpu)}
+             "commit": git_commit(output_dir), "hardware": hardware(gpu), "ngpu": int(ngpu), "processes": world}
     runs = trained_by(output_dir)
     with atomic_open(output_dir / TRAINED_BY) as f:
         json.dump(runs + [entry], f, indent=1)
@@ -226,7 +227,9 @@ def training_summary(model_dirs: Mapping[str, object]) -> dict:
             out[name] = "not recorded"
             continue
         commits = list(dict.fromkeys(r.get("commit", "unknown") for r in runs))
-        devices = list(dict.fromkeys(r.get("hardware", "unknown") for r in runs))
+        devices = list(dict.fromkeys(r.get("hardware", "unknown")
+                                     + (f", {r['processes']} processes (DDP)" if r.get("processes", 1) > 1 else "")
+                                     for r in runs))
         out[name] = f"commit {', '.join(commits)} on {'; '.join(devices)}"
     return out
 

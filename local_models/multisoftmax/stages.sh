@@ -58,6 +58,7 @@ switch_off_grid="inf:inf 1000:0.2 100:0.2 30:0.2 30:0.5 10:0.2 30:40 30:80 10:40
 switch_off=dev         # the packed LID model's streaming (Speech2Text.stream): dev = stage 7's choice, or tau:s_th
 seed=0
 ngpu=$(default_ngpu)    # GPUs per training job (0: CPU; > 1: ESPnet2's DDP); default 1 when nvidia-smi lists a GPU
+dist_world_size=1       # --ngpu 0: training processes per model (> 1: CPU DDP, torchrun + gloo; utils/stage_lib.sh)
 gpu_inference=false     # decode on a GPU (through cuda_cmd)
 inference_nj=2          # decoding jobs at a time (systems x test sets x modes)
 inference_model=valid.loss.best.pth  # checkpoint that decodes: valid.loss.best.pth, valid.loss.ave.pth, latest.pth

@@ -49,6 +49,7 @@ window=120
 num_wavs=10             # synthesised wavs kept per test set and system (all: -1)
 precision=fp32          # decode precision: fp32, bf16 (autocast), int8 (dynamic quantisation)
 ngpu=$(default_ngpu)    # GPUs per training job (0: CPU; > 1: ESPnet2's DDP); default 1 when nvidia-smi lists a GPU
+dist_world_size=1       # --ngpu 0: training processes per model (> 1: CPU DDP, torchrun + gloo; utils/stage_lib.sh)
 gpu_inference=false     # decode on a GPU (through cuda_cmd)
 inference_nj=1          # decoding jobs at a time (systems x speakers)
 inference_model=valid.mcd.best.pth  # checkpoint that decodes: valid.mcd.best.pth, valid.mcd.ave.pth, latest.pth

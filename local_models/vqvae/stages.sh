@@ -51,6 +51,7 @@ seed=0
 griffin_lim_iters=60
 abx_reference=true  # also run zerospeech-libriabx2 on the same inputs
 ngpu=$(default_ngpu)    # GPUs per training job (0: CPU; > 1: ESPnet2's DDP); default 1 when nvidia-smi lists a GPU
+dist_world_size=1       # --ngpu 0: training processes per model (> 1: CPU DDP, torchrun + gloo; utils/stage_lib.sh)
 gpu_inference=false     # encode and resynthesise on a GPU (through cuda_cmd)
 inference_nj=2          # encoding jobs at a time (systems x test sets)
 inference_model=valid.loss.best.pth  # checkpoint that encodes / inverts: valid.loss.best.pth, valid.loss.ave.pth, latest.pth
