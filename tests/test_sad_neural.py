@@ -48,8 +48,14 @@ def test_one_score_per_frame(name, T):
     logits, ulen = net(x, torch.tensor([T, T]))
     target, mask = net.targets(torch.zeros(2, T), torch.tensor([T, T]))
     assert logits.shape == target.shape == mask.shape
-    probs = net.frame_probs(x[:1])
-    assert probs.shape == (T,) and np.isfinite(probs).all() and ((probs >= 0) & (probs <= 1)).all()
+    # decoding (frame_probs: chunked front end, one score per frame) gives the posteriors of the training forward:
+    # a frame-level net's sigmoid, a segment net's segment posteriors spread over their frames (max over the cover)
+    with torch.no_grad():
+        want = torch.sigmoid(net(x[:1], torch.tensor([T]))[0][0]).numpy()
+    if name == "seg_rnn":
+        want = segment_frame_scores(want, net.L, net.S, T)
+    np.testing.assert_allclose(net.frame_probs(x[:1]), want, rtol=1e-5, atol=1e-6)
+    assert net.frame_probs(x[:1]).shape == (T,)
 
 
 def test_training_masks_are_the_hand_written_ones():
@@ -174,11 +180,18 @@ def test_espnet_training_resume_and_detector(tmp_path):
     assert "2/2epoch started" in proc.stderr and "1/2epoch started" not in proc.stderr
     assert (exp / "2epoch.pth").exists() and (exp / "valid.loss.best.pth").exists()
 
+    # the detector decodes with the checkpoint of lowest validation loss (ESPnet's valid.loss.best.pth), its net's
+    # weights, and smooths with the HMM at the threshold it is given
     det = NeuralDetector(model_dir=str(exp), smoothing="hmm")
+    best = torch.load(exp / "valid.loss.best.pth", map_location="cpu")
+    weights = det.net.state_dict()
+    assert set(weights) == {k[len("net."):] for k in best if k.startswith("net.")}
+    assert all(torch.equal(weights[k[len("net."):]], v) for k, v in best.items() if k.startswith("net."))
     wave = np.random.default_rng(0).standard_normal(8000 * 3).astype(np.float32) * 0.1
     s = det.scores(wave, 8000)
-    assert s.shape == (300,) and np.isfinite(s).all()
-    assert det.decide(s, 0.5).shape == (300,)
+    assert s.shape == (300,)
+    for th in (0.2, 0.5, 0.8):
+        np.testing.assert_array_equal(det.decide(s, th), hmm_smooth(s, th))
 
 
 class _Fixed:

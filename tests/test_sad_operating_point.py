@@ -67,28 +67,68 @@ def test_tuning_writes_both_thresholds_and_a_retune_without_events_drops_the_bou
     assert not (dec / f"hyp{FA_BOUND_SUFFIX}.rttm").exists()
 
 
+def chunk_rows(dcf, fa=(), n=10, recs=2, jitter=0.004, seed=0):
+    """N one-minute chunk rows (report.chunk_rows' shape) of RECS recordings whose pooled DCF (with and without
+    collar) is DCF, each chunk's off by up to JITTER, and whose false-alarm share of each kind of FA {kind: share}
+    is that share (the same jitter)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        d = dcf + rng.uniform(-jitter, jitter)
+        counts = [30 * (1 - d), 30 * d, 30 * (1 - d), 30 * d]  # tp, fp, tn, fn: P_miss = P_fa = d
+        kinds = {k: [10.0, 10.0 * (v + rng.uniform(-jitter, jitter))] for k, v in dict(fa).items()}
+        rows.append([f"r{i % recs}", 60.0 * (i // recs), 60.0 * (i // recs + 1), counts, counts, kinds])
+    return rows
+
+
 def _system(dev_nc, ood_nc, ood_fa, bounded_dev_nc, bounded_ood_nc, bounded_ood_fa):
+    fa, bfa = dict(zip(("music", "tone"), ood_fa)), dict(zip(("music", "tone"), bounded_ood_fa))
     return {"threshold": 0.02, "threshold_fa_bounded": 0.3,
             "dev": {"dcf_no_collar": dev_nc, "fa_bounded": {"dcf": bounded_dev_nc, "dcf_no_collar": bounded_dev_nc}},
-            "eval_ood": {"dcf_no_collar": ood_nc, "robustness": {"fa": dict(zip(("music", "tone"), ood_fa))},
-                         "fa_bounded": {"dcf": bounded_ood_nc, "dcf_no_collar": bounded_ood_nc,
-                                        "fa": dict(zip(("music", "tone"), bounded_ood_fa))}}}
+            "eval_ood": {"dcf_no_collar": ood_nc, "robustness": {"fa": fa}, "chunks": chunk_rows(ood_nc, fa),
+                         "fa_bounded": {"dcf": bounded_ood_nc, "dcf_no_collar": bounded_ood_nc, "fa": bfa,
+                                        "chunks": chunk_rows(bounded_ood_nc, bfa, seed=1)}}}
+
+
+def _silero(nc=0.2137):
+    return {"eval_ood": {"dcf_no_collar": nc, "chunks": chunk_rows(nc, seed=2),
+                         "fa_bounded": {"dcf_no_collar": 0.31, "chunks": chunk_rows(0.31, seed=3)}}}
 
 
 def test_goal_at_the_bounded_point_picks_on_dev_and_keeps_silero_at_its_best_dcf():
     systems = {"rnn_hmm": _system(0.05, 0.052, (0.15, 0.11), 0.045, 0.077, (0.05, 0.016)),
                # better on eval_ood at both points, but worse on dev: never the one judged
                "cnn_hmm": _system(0.06, 0.040, (0.05, 0.05), 0.100, 0.030, (0.01, 0.01)),
-               "silero_vad": {"eval_ood": {"dcf_no_collar": 0.2137, "fa_bounded": {"dcf_no_collar": 0.31}}}}
-    assert "**NOT met** (RNN + HMM: DCF no collar 5.20 vs silero-vad 21.37, FA music 15.00" in ood_goal_line(
-        systems, "dev")
+               "silero_vad": _silero()}
+    line = ood_goal_line(systems, "dev")
+    assert ": NOT met (RNN + HMM: DCF no collar 5.20 vs silero-vad 21.37, FA music 15.00" in line
+    # judged on intervals: DCF 5.2 - 21.37 / 2 is about -5.5 points, music about 15 % (above the 10 % bound)
+    assert "FA music: NOT met, 15.0" in line
+    assert "(95 % bootstrap over 10 1-minute chunks of 2 recordings where music sounds)" in line
+    assert "DCF no collar - half of silero-vad's: met, -5.4" in line
     line = ood_goal_line(systems, "dev", bounded=True)
-    assert "at the FA-bounded thresholds" in line
-    assert "**met** (RNN + HMM: DCF no collar 7.70 vs silero-vad 21.37, FA music 5.00, FA tone 1.60)" in line
-    systems["rnn_hmm"]["eval_ood"]["fa_bounded"]["fa"]["music"] = 0.11
-    assert "**NOT met**" in ood_goal_line(systems, "dev", bounded=True)
+    assert "at the FA-bounded thresholds" in line and "added after the DCF-tuned thresholds were seen to fail" in line
+    assert ": **met** (RNN + HMM: DCF no collar 7.70 vs silero-vad 21.37, FA music 5.00, FA tone 1.60)" in line
+    bounded = systems["rnn_hmm"]["eval_ood"]["fa_bounded"]
+    bounded["chunks"] = chunk_rows(0.077, {"music": 0.13, "tone": 0.016}, seed=1)
+    assert ": NOT met (" in ood_goal_line(systems, "dev", bounded=True)
+    # a share whose interval holds the bound: neither met nor NOT met, whatever its point says
+    bounded["chunks"] = chunk_rows(0.077, {"music": 0.098, "tone": 0.016}, seed=1, jitter=0.03)
+    assert ": not shown (" in ood_goal_line(systems, "dev", bounded=True)
+    # too few chunks to resample: no verdict, and the line says why instead of judging the points
+    bounded["chunks"] = chunk_rows(0.077, {"music": 0.05, "tone": 0.016}, n=3, seed=1)
+    line = ood_goal_line(systems, "dev", bounded=True)
+    assert ": no verdict (" in line and "fewer than 5 units to resample" in line and "**" not in line
     del systems["rnn_hmm"]["dev"]["fa_bounded"]  # no bounded point on dev: that system is not a candidate
     assert "(CNN + HMM:" in ood_goal_line(systems, "dev", bounded=True)
+
+
+def test_goal_without_chunk_rows_gets_no_verdict():
+    """results.json scored before the chunk rows were kept (the committed reports): the points alone are no verdict."""
+    systems = {"rnn_hmm": _system(0.05, 0.052, (0.05, 0.01), 0.045, 0.077, (0.05, 0.016)), "silero_vad": _silero()}
+    del systems["rnn_hmm"]["eval_ood"]["chunks"]
+    line = ood_goal_line(systems, "dev")
+    assert ": no verdict, an interval cannot be computed (no chunk rows" in line and "**" not in line
 
 
 def test_stage6_cli_to_the_scores_and_results_json_and_back(tmp_path):

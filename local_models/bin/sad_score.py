@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 from local_models.common.datadir import DataDirError
+from local_models.common.sealed import score_looks
 from local_models.sad import report
 
 
@@ -18,7 +19,25 @@ def get_parser():
     p.add_argument("--exp", default="exp")
     p.add_argument("--data", default="data")
     p.add_argument("--results-md", default="RESULTS.md")
+    p.add_argument("--sealed", nargs="*", default=None,
+                   help="the recipe's sealed sets: each of --sets among them is a look, counted in "
+                   "EXP/sealed_looks.tsv (not given: no look recorded)")
+    p.add_argument("--config-files", nargs="*", default=[],
+                   help="the configuration files that define the systems (their looks are counted per configuration)")
+    p.add_argument("--options", nargs="*", default=[], metavar="KEY=VALUE",
+                   help="the stage options that define the systems, part of the configuration")
     return p
+
+
+def parse_options(pairs) -> dict:
+    """{key: value} of KEY=VALUE words (a value may hold '=' and spaces)."""
+    out = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key:
+            raise ValueError(f"--options: '{pair}' is not KEY=VALUE")
+        out[key] = value
+    return out
 
 
 def main(argv=None):
@@ -29,7 +48,14 @@ def main(argv=None):
     except (DataDirError, OSError) as e:
         print(f"sad_score: {e}", file=sys.stderr)
         return 1
-    report.write_reports(exp, scored, args.corpus, args.dev, args.eval, Path(args.results_md))
+    looks = None
+    if args.sealed is not None:
+        try:
+            looks = score_looks(exp, args.sets, args.sealed, args.config_files, parse_options(args.options))
+        except (ValueError, OSError) as e:  # a missing config file, a malformed option or looks log
+            print(f"sad_score: {e}", file=sys.stderr)
+            return 1
+    report.write_reports(exp, scored, args.corpus, args.dev, args.eval, Path(args.results_md), looks)
     for s, m in scored.items():
         for subset in args.sets:
             if subset in m:

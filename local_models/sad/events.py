@@ -157,3 +157,20 @@ def event_seconds(events: Mapping[str, List[Event]]) -> Dict[str, Tuple[int, flo
             c, s = out.get(e.kind, (0, 0.0))
             out[e.kind] = (c + 1, s + e.end - e.start)
     return out
+
+
+def fa_by_chunk(ref: Intervals, hyp: Intervals, duration: float, rec_events: Iterable[Event],
+                chunk: float) -> List[Dict[str, List[float]]]:
+    """One recording's false-alarm seconds per metrics.chunk_spans piece: [{kind: [seconds the kind sounds over
+    non-speech, of them called speech]}], kinds as `robustness` counts them (a kind absent from a piece: no key)."""
+    from .metrics import chunk_spans
+
+    n = int(round(duration / GRID))
+    r, h = to_mask(ref, n, GRID), to_mask(hyp, n, GRID)
+    masks = nonspeech_masks(rec_events, n, r)
+    out = []
+    for a, b in chunk_spans(duration, chunk):
+        sl = slice(int(round(a / GRID)), int(round(b / GRID)))
+        out.append({k: [float(np.sum(m[sl])) * GRID, float(np.sum(m[sl] & h[sl])) * GRID]
+                    for k, m in masks.items() if np.any(m[sl])})
+    return out

@@ -8,7 +8,7 @@ by the Fearless Steps scorer (c = 0.5 s). DCF = 0.75 P_miss + 0.25 P_fa.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Dict, Mapping
+from typing import Dict, List, Mapping, Tuple
 
 import numpy as np
 
@@ -77,3 +77,38 @@ def score(ref: Mapping[str, Intervals], hyp: Mapping[str, Intervals], durations:
         per_file[rec] = c.rates()
     mean = {k: float(np.mean([r[k] for r in per_file.values()])) for k in total.rates()} if per_file else {}
     return {"pooled": total.rates(), "per_file": mean, "files": per_file, "counts": asdict(total)}
+
+
+# ---- minute-long chunks: the units a bootstrap resamples when a set has too few recordings to resample them
+CHUNK_S = 60.0  # seconds
+
+
+def chunk_spans(duration: float, chunk: float = CHUNK_S) -> List[Tuple[float, float]]:
+    """[(start, end)] cutting DURATION seconds into CHUNK-second pieces; a tail under half a chunk joins the one
+    before."""
+    starts = list(np.arange(0.0, duration, chunk)) or [0.0]
+    if len(starts) > 1 and duration - starts[-1] < chunk / 2:
+        starts.pop()
+    return [(float(a), float(b)) for a, b in zip(starts, starts[1:] + [duration])]
+
+
+def count_chunks(ref: Intervals, hyp: Intervals, duration: float, collar: float = 0.0,
+                 chunk: float = CHUNK_S) -> List[Counts]:
+    """count_file per chunk_spans piece of one recording; the collar is laid over the whole recording first, so the
+    pieces' counts sum to count_file's."""
+    n = int(round(duration / RES))
+    r, h = to_mask(ref, n, RES), to_mask(hyp, n, RES)
+    scored = collar_mask(r, collar)
+    out = []
+    for a, b in chunk_spans(duration, chunk):
+        sl = slice(int(round(a / RES)), int(round(b / RES)))
+        rr, hh, ss = r[sl], h[sl], scored[sl]
+        out.append(Counts(tp=float(np.sum(rr & hh & ss)) * RES, fp=float(np.sum(~rr & hh & ss)) * RES,
+                          tn=float(np.sum(~rr & ~hh & ss)) * RES, fn=float(np.sum(rr & ~hh & ss)) * RES))
+    return out
+
+
+def dcf_of_counts(counts) -> float:
+    """Pooled DCF of rows [tp, fp, tn, fn] (summed first: the pooled figure of whatever rows a resample drew)."""
+    tp, fp, tn, fn = np.asarray(counts, dtype=float).reshape(-1, 4).sum(axis=0)
+    return Counts(tp, fp, tn, fn).rates()["dcf"]

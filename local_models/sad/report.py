@@ -11,14 +11,18 @@ from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open
 from local_models.common.plots import pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, load_text, update_results
+from local_models.common.sealed import looks_line
 from local_models.common.training import training_record
+from local_models.common.verdict import sentence
 
+from . import claims
 from .decisions import (FA_BOUND, FA_BOUND_KINDS, FA_BOUND_SUFFIX, PRIMARY_COLLAR, bounded_path, load_durations,
                         load_scores, read_threshold_file)
-from .events import NONSPEECH_KINDS, SNR_BANDS, band_name, load_events, robustness, separability
+from .events import NONSPEECH_KINDS, SNR_BANDS, band_name, fa_by_chunk, load_events, robustness, separability
 from .labels import check_covered, load_reference, read_rttm
-from .metrics import score
-from .systems import BASELINES, NETS, PAPER_RTF, PAPER_TABLE2, SEPARABILITY_ROWS, SYSTEMS
+from .metrics import CHUNK_S, chunk_spans, count_chunks, score
+from .systems import BASELINES, DEVBEST, NETS, PAPER_RTF, PAPER_TABLE2, SEPARABILITY_ROWS, SYSTEMS, net_of
+from .systems import system as system_of
 
 OOD_SET = "eval_ood"
 
@@ -50,10 +54,12 @@ def score_system(exp: Path, system: str, sets, data: Path):
         out[s] = {"dcf": r["dcf"], "f1": r["f1"], "precision": r["precision"], "recall": r["recall"],
                   "p_miss": r["p_miss"], "p_fa": r["p_fa"], "dcf_per_file": with_collar["per_file"]["dcf"],
                   "dcf_no_collar": no_collar["pooled"]["dcf"], "f1_no_collar": no_collar["pooled"]["f1"],
+                  "dcf_per_file_no_collar": no_collar["per_file"]["dcf"],
                   # a list, not a dict: results.json merges dicts key by key, and a rescoring over other files
                   # must not keep the old files' rows
                   "dcf_files": sorted([rec, r["dcf"]] for rec, r in with_collar["files"].items())}
         events = load_events(data / s)
+        out[s]["chunks"] = chunk_rows(ref, hyp, durs, events)  # the units the headline's intervals resample
         if events:
             out[s]["robustness"] = robustness(ref, hyp, durs, events)
             if system in SEPARABILITY_ROWS and (dec / "scores.scp").is_file():
@@ -78,10 +84,29 @@ def score_system(exp: Path, system: str, sets, data: Path):
     return out
 
 
+def chunk_rows(ref, hyp, durs, events) -> list:
+    """A set's one-minute chunks (claims.py's units): [rec, start, end, counts at the collar, counts without,
+    {kind: [seconds over non-speech, of them called speech]}] (counts: [tp, fp, tn, fn] seconds)."""
+    rows = []
+    for rec, dur in sorted(durs.items()):
+        spans = chunk_spans(dur)
+        with_collar = count_chunks(ref.get(rec, []), hyp.get(rec, []), dur, PRIMARY_COLLAR)
+        no_collar = count_chunks(ref.get(rec, []), hyp.get(rec, []), dur, 0.0)
+        fa = (fa_by_chunk(ref.get(rec, []), hyp.get(rec, []), dur, events[rec], CHUNK_S) if rec in events
+              else [{} for _ in spans])
+        for (a, b), c, nc, f in zip(spans, with_collar, no_collar, fa):
+            rows.append([rec, round(a, 3), round(b, 3), [round(x, 3) for x in (c.tp, c.fp, c.tn, c.fn)],
+                         [round(x, 3) for x in (nc.tp, nc.fp, nc.tn, nc.fn)],
+                         {k: [round(x, 2) for x in v] for k, v in f.items()}])
+    return rows
+
+
 def bounded_point(ref, hyp, durs, events) -> dict:
-    """A set's scores at the FA-bounded threshold: DCF with and without collar, false-alarm shares by kind."""
+    """A set's scores at the FA-bounded threshold: DCF with and without collar, false-alarm shares by kind, and its
+    chunk rows (the goal's intervals)."""
     point = {"dcf": score(ref, hyp, durs, PRIMARY_COLLAR)["pooled"]["dcf"],
-             "dcf_no_collar": score(ref, hyp, durs, 0.0)["pooled"]["dcf"]}
+             "dcf_no_collar": score(ref, hyp, durs, 0.0)["pooled"]["dcf"],
+             "chunks": chunk_rows(ref, hyp, durs, events)}
     if events:
         point["fa"] = robustness(ref, hyp, durs, events)["fa"]
     return point
@@ -162,28 +187,64 @@ def paper_ordering(systems: dict, evl: str, key: str = "dcf"):
     KEY: "dcf" (the challenge's 0.5 s collar, as the paper scores) or "dcf_no_collar".
     The seg RNN is the dev-best (L, S) one when stage 7 made it, as in the paper.
     """
-    seg = "seg_rnn_devbest" if evl in systems.get("seg_rnn_devbest", {}) else "seg_rnn"
     try:
-        d = {n: systems[n][evl][key] for n in (seg, "cnn_hmm", "rnn_hmm", "stat_sad", "energy")}
+        d = {n: systems[n][evl][key] for n in order_names(systems, evl)}
     except KeyError:
         return None
+    seg = order_names(systems, evl)[0]
     holds = d[seg] < min(d["cnn_hmm"], d["rnn_hmm"]) and max(d["cnn_hmm"], d["rnn_hmm"]) < d["stat_sad"] < d["energy"]
     return [(PAPER_TABLE2[n][0], d[n]) for n in d], holds
 
 
-def ordering_lines(systems: dict, evl: str):
-    """The paper's ordering checked on EVL with the collar (as the paper scores) and without it."""
+def ordering_pairs(seg: str):
+    """The paper's ordering as pairs (A, B) it says have DCF(A) < DCF(B)."""
+    return ((seg, "cnn_hmm"), (seg, "rnn_hmm"), ("cnn_hmm", "stat_sad"), ("rnn_hmm", "stat_sad"),
+            ("stat_sad", "energy"))
+
+
+def ordering_lines(systems: dict, evl: str, dev: str = "dev"):
+    """The paper's ordering checked on EVL with the collar (as the paper scores) and without it: the pooled and
+    per-file-mean DCFs, and the verdict on the intervals of the pairs' differences (claims.ordering_verdict)."""
     lines = []
     for key, how in (("dcf", f"DCF (collar {PRIMARY_COLLAR} s, as the paper)"), ("dcf_no_collar", "DCF without collar")):
         o = paper_ordering(systems, evl, key)
         if o is None:
             continue
-        rows, holds = o
-        (seg, s), (cnn, c), (rnn, r), (_, st), (_, en) = rows
-        lines += ["", f"Paper's ordering on {evl} {how} (seg RNN < CNN+HMM, RNN+HMM < stat. SAD < energy baseline): "
-                  f"**{'holds' if holds else 'does NOT hold'}** here ({seg} {pct(s)}, {cnn} {pct(c)}, {rnn} {pct(r)}, "
-                  f"Stat. SAD {pct(st)}, energy {pct(en)})."]
+        rows, points_hold = o
+        names = order_names(systems, evl)
+        per_file = [systems[n][evl].get("dcf_per_file" if key == "dcf" else "dcf_per_file_no_collar") for n in names]
+        claim = (f"Paper's ordering on {evl} {how} (seg RNN < CNN+HMM, RNN+HMM < stat. SAD < energy baseline) here ("
+                 + ", ".join(f"{ordering_label(n)} {pct(v)}" for n, (_, v) in zip(names, rows)) + "); per-file mean ("
+                 + ", ".join(pct(v) for v in per_file) + ")")
+        lines += ["", ordering_sentence(claim, systems, evl, dev, key, names, points_hold)]
     return lines
+
+
+def ordering_label(name: str) -> str:
+    """A system's name in the ordering lines: Table 2's, the energy baseline's short."""
+    return "energy" if name == "energy" else PAPER_TABLE2.get(name, (name,))[0]
+
+
+def order_names(systems: dict, evl: str) -> list:
+    """The systems of the ordering claim, in its order (the dev-best seg RNN when stage 7 made it)."""
+    seg = "seg_rnn_devbest" if evl in systems.get("seg_rnn_devbest", {}) else "seg_rnn"
+    return [seg, "cnn_hmm", "rnn_hmm", "stat_sad", "energy"]
+
+
+def ordering_sentence(claim: str, systems: dict, evl: str, dev: str, key: str, names: list, points_hold: bool) -> str:
+    """CLAIM judged on the intervals of its pairs' differences (chunk rows of results.json), or no verdict when they
+    cannot be computed (too few units; results scored before the rows were kept)."""
+    labels = {n: ordering_label(n) for n in names}
+    rows = {n: systems[n][evl].get("chunks") for n in names}
+    chosen = f"thresholds chosen on {dev}"
+    try:
+        if not all(rows.values()):
+            raise claims.NoInterval("no chunk rows in results.json (scored before they were kept)")
+        v, pair, iv = claims.ordering_verdict(rows, ordering_pairs(names[0]), key, labels)
+    except claims.NoInterval as e:
+        return (f"{claim}: {claims.NO_VERDICT}, an interval cannot be computed ({e}); the points are "
+                f"{'' if points_hold else 'not '}in the paper's order; {chosen}.")
+    return sentence(f"{claim}; the pair that decides, {pair} (% points)", v, iv, chosen_on=dev + " (thresholds)")
 
 
 def per_file_lines(systems: dict, sets) -> list:
@@ -219,10 +280,11 @@ DEPARTURES = [
 
 
 def ood_check(systems: dict, dev: str, bounded: bool = False):
-    """The robustness goal on eval_ood: (best paper system, its DCF no collar, silero-vad's, its music and tone false
-    alarm shares), or None when eval_ood or silero-vad was not scored. The best system is chosen on DEV (lowest DCF
-    without collar), never on the set it is judged on. BOUNDED: every paper system at its FA-bounded threshold (those
-    that have one), silero-vad still at its DCF-tuned one (its lowest DCF)."""
+    """The robustness goal on eval_ood: {best paper system, its DCF no collar (pooled, per-file mean), silero-vad's,
+    its false-alarm shares, its chunk rows and silero-vad's (the intervals)}, or None when eval_ood or silero-vad was
+    not scored. The best system is chosen on DEV (lowest DCF without collar), never on the set it is judged on.
+    BOUNDED: every paper system at its FA-bounded threshold (those that have one), silero-vad still at its DCF-tuned
+    one (its lowest DCF)."""
     if OOD_SET not in systems.get("silero_vad", {}):
         return None
 
@@ -234,11 +296,12 @@ def ood_check(systems: dict, dev: str, bounded: bool = False):
     if not ours:
         return None
     best = min(ours, key=lambda n: point(systems[n], dev)["dcf_no_collar"])
-    judged = point(ours[best], OOD_SET)
-    fa = judged.get("fa") if bounded else judged.get("robustness", {}).get("fa")
-    fa = fa or {}
-    return best, judged["dcf_no_collar"], systems["silero_vad"][OOD_SET]["dcf_no_collar"], fa.get("music"), \
-        fa.get("tone")
+    judged, silero = point(ours[best], OOD_SET), systems["silero_vad"][OOD_SET]
+    fa = (judged.get("fa") if bounded else judged.get("robustness", {}).get("fa")) or {}
+    return {"best": best, "dcf": judged["dcf_no_collar"], "silero": silero["dcf_no_collar"],
+            "per_file": None if bounded else judged.get("dcf_per_file_no_collar"),
+            "silero_per_file": silero.get("dcf_per_file_no_collar"), "fa": fa,
+            "rows": judged.get("chunks"), "silero_rows": silero.get("chunks")}
 
 
 def table_order(systems: dict) -> list:
@@ -293,20 +356,30 @@ def separability_lines(systems: dict, x: str) -> list:
 
 
 def ood_goal_line(systems: dict, dev: str, bounded: bool = False) -> Optional[str]:
-    """The robustness goal on eval_ood (ood_check), met or not, with its numbers; None when it was not scored."""
-    check = ood_check(systems, dev, bounded)
-    if not check:
+    """The robustness goal on eval_ood (ood_check) judged on the intervals of its parts (claims.goal_parts): met,
+    not shown, NOT met, or no verdict when they cannot be computed; None when it was not scored."""
+    c = ood_check(systems, dev, bounded)
+    if not c:
         return None
-    best, dcf, silero, music, tone = check
-    # the issue's bound on music and tones; the FA-bounded point is chosen on dev against the same number
-    ok = dcf <= silero / 2 and music is not None and music <= FA_BOUND and tone is not None and tone <= FA_BOUND
     where = (f"at the FA-bounded thresholds (chosen on {dev}; silero-vad at its DCF-tuned one)" if bounded
              else "at the DCF-tuned thresholds")
-    return (f"Goal on {OOD_SET} (held-out make), {where}: the best paper system (chosen on {dev}: lowest DCF without "
-            f"collar) has a DCF without collar at most half of silero-vad's, and calls at most {FA_BOUND * 100:.0f} % of music and "
-            f"of tone time speech: **{'met' if ok else 'NOT met'}**"
-            f" ({PAPER_TABLE2.get(best, (best,))[0]}: DCF no collar {pct(dcf)} vs silero-vad {pct(silero)}, "
-            f"FA music {pct(music)}, FA tone {pct(tone)}).")
+    music, tone = c["fa"].get("music"), c["fa"].get("tone")
+    per_file = (f"; per-file mean {pct(c['per_file'])} vs {pct(c['silero_per_file'])}"
+                if c["per_file"] is not None and c["silero_per_file"] is not None else "")
+    claim = (f"Goal on {OOD_SET} (held-out make), {where}: the best paper system (chosen on {dev}: lowest DCF without "
+             f"collar) has a DCF without collar at most half of silero-vad's, and calls at most {FA_BOUND * 100:.0f} % "
+             f"of music and of tone time speech")
+    points = (f"{PAPER_TABLE2.get(c['best'], (c['best'],))[0]}: DCF no collar {pct(c['dcf'])} vs silero-vad "
+              f"{pct(c['silero'])}{per_file}, FA music {pct(music)}, FA tone {pct(tone)}")
+    if not c["rows"] or not c["silero_rows"]:
+        return (f"{claim}: {claims.NO_VERDICT}, an interval cannot be computed (no chunk rows in results.json: scored "
+                f"before they were kept) ({points}).")
+    parts = claims.goal_parts(c["rows"], c["silero_rows"], c["rows"], FA_BOUND_KINDS, FA_BOUND)
+    judged = "; ".join(f"{name}: {v}, {iv.text('{:+.2f}' if name.startswith('DCF') else '{:.2f}')}" if iv else
+                       f"{name}: {v} ({why})" for name, v, iv, why in parts)
+    after = (f" The FA-bounded rule was added after the DCF-tuned thresholds were seen to fail this goal on {OOD_SET}: "
+             f"{OOD_SET} is not a clean held-out test of it." if bounded else "")
+    return f"{claim}: {claims.shown(claims.combine_goals(parts))} ({points}); on intervals (%): {judged}.{after}"
 
 
 def bounded_lines(systems: dict, dev: str) -> list:
@@ -344,7 +417,7 @@ def headline(systems: dict, dev: str, evl: str) -> list:
     """The measured claims README's row gives (results.json 'headline'): the paper's ordering on EVL with and
     without collar, and the robustness goal."""
     goals = [ood_goal_line(systems, dev), ood_goal_line(systems, dev, bounded=True)]
-    return [line for line in ordering_lines(systems, evl) if line] + [g for g in goals if g]
+    return [line for line in ordering_lines(systems, evl, dev) if line] + [g for g in goals if g]
 
 
 PAPER_ITERS = 50_000  # paper Sec. 4.2: 50,000 iterations of 24 random 4 s chunks
@@ -399,6 +472,16 @@ def training_lines(training: dict) -> list:
     return lines
 
 
+def looks_lines(record: Optional[dict]) -> list:
+    """How often each sealed set was scored under this configuration (results.json 'sealed_looks'), a line and a
+    blank; nothing for results scored before looks were counted."""
+    if record is None:
+        return []
+    return [f"{looks_line(record.get('looks') or {})} (configuration {record.get('config')}: the nets' training "
+            "configs and the stage options that define the systems; thresholds and picks are chosen on dev under it)",
+            ""]
+
+
 def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str, plot_ok: bool, grid=None):
     systems = results["systems"]
     lines = [
@@ -408,7 +491,8 @@ def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str,
                                    "numbers; the paper's numbers stand beside ours for shape only)" if corpus == "mini" else "")
         + f". Commit {results.get('commit')}, {results.get('hardware')}.",
         "",
-        *environment_lines(results.get("environment") or {}), *headline_lines(results.get("headline")),
+        *environment_lines(results.get("environment") or {}), *looks_lines(results.get("sealed_looks")),
+        *headline_lines(results.get("headline")),
         "Metrics (paper eq. 2-4, NIST OpenSAD convention as in the FS02 scorer): time scored on a 1 ms grid;",
         f"DCF = 0.75 P_miss + 0.25 P_fa; P, R, F1 over speech time. Collar {PRIMARY_COLLAR} s: reference non-speech within",
         f"{PRIMARY_COLLAR} s of a reference speech boundary is not scored (speech always is). Pooled over all files",
@@ -458,7 +542,7 @@ def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str,
         lines += ["", "The nets timed are the ones this run trained: "
                   + ", ".join(f"{n} from `{r.get('config')}`" for n, r in training.items() if "/" not in n)
                   + " (section Training); their size sets their RTF."]
-    lines += ordering_lines(systems, evl)
+    lines += ordering_lines(systems, evl, dev)
     lines += ["", "## How these systems differ from the paper", ""] + [f"- {d}" for d in DEPARTURES]
     lines += per_file_lines(systems, [x for x in (evl, OOD_SET) if any(x in m for m in systems.values())])
     lines += robustness_lines(systems, [x for x in (evl, OOD_SET, dev) if any(x in m for m in systems.values())], dev)
@@ -479,6 +563,9 @@ def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str,
         lines.append(f"- {', '.join(short)}: trained fewer than the paper's {PAPER_ITERS} iterations (section Training).")
     if missing:
         lines.append(f"- Not run here: {', '.join(missing)} (rows carry the paper's numbers only).")
+    if any(OOD_SET in m for m in systems.values()):
+        lines.append(f"- A sealed set of a make not used so far, scored once with the FA-bounded rule frozen: {OOD_SET} "
+                     "was looked at before that rule was added, so its goal line is not a held-out test of it.")
     with atomic_open(path) as f:
         f.write("\n".join(lines) + "\n")
 
@@ -488,11 +575,28 @@ def score_systems(exp: Path, systems, sets, data: Path) -> dict:
     return {s: score_system(exp, s, sets, data) for s in systems}
 
 
-def write_reports(exp: Path, scored: dict, corpus: str, dev: str, evl: str, results_md: Path) -> None:
-    """Merge SCORED into EXP/results.json, draw EXP/images/dcf_vs_threshold.png, write RESULTS_MD."""
+def trained_nets(exp: Path, systems) -> dict:
+    """{neural system of SYSTEMS: the exp dir of the net it decodes with} (the dev-best seg RNN: its grid point's),
+    for results.json's environment['trained']; the vote's nets are its members'."""
+    out = {}
+    for s in systems:
+        if system_of(s).kind != "neural":
+            continue
+        devbest = exp / s / "model_dir"
+        out[s] = exp.parent / devbest.read_text().strip() if s == DEVBEST and devbest.is_file() else exp / net_of(s)
+    return out
+
+
+def write_reports(exp: Path, scored: dict, corpus: str, dev: str, evl: str, results_md: Path,
+                  sealed_looks: Optional[dict] = None) -> None:
+    """Merge SCORED into EXP/results.json (with SEALED_LOOKS, sealed.score_looks' record of this scoring, and the
+    commits that trained the scored nets), draw EXP/images/dcf_vs_threshold.png, write RESULTS_MD."""
+    extra = {"training": nets_training(exp)}
+    if sealed_looks is not None:
+        extra["sealed_looks"] = sealed_looks
     results = update_results(exp / "results.json", "fearless_steps/sad1", corpus, scored,
                              drop=[] if "seg_rnn_devbest" in scored else ["seg_rnn_devbest"],  # stage 7 removed it
-                             extra={"training": nets_training(exp)},
-                             headline=lambda systems: headline(systems, dev, evl))
+                             extra=extra, headline=lambda systems: headline(systems, dev, evl),
+                             trained=trained_nets(exp, scored))
     plot_ok = plot_sweeps(exp, list(scored), exp / "images" / "dcf_vs_threshold.png")
     write_results_md(results_md, results, corpus, dev, evl, plot_ok, load_grid(exp))

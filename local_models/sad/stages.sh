@@ -9,11 +9,14 @@
 #     config conf/tuning/train_<model>${train_config_suffix}.yaml; rerunning resumes from the checkpoint)
 #   5 decode (frame scores of every system on dev + test sets, with real-time factors)
 #   6 segments (threshold tuned on dev -> segments + hyp.rttm of every set; majority_vote last, or in stage 7)
+#     (stages 4, 6 and 7 choose on ${dev_set} only: one of ${sealed_sets} as --dev-set stops them before any work)
 #   7 segment-RNN (L, S) grid of paper Fig. 7 (${seg_grid}; one seg_rnn per point -> exp/seg_grid/, dev DCF
 #     at each point's best threshold, needs a dev reference; a dev-best point not exp/seg_rnn's: seg_rnn_devbest;
 #     then majority_vote, >= 2 of cnn_hmm, rnn_hmm and that seg RNN)
 #   8 score (DCF / P / R / F1 with and without collar, pooled and averaged per file as the FS02 scorer does ->
-#     exp/results.json, ${results_md}, plots) of the sets with a reference; with --fs02-output true (default) first
+#     exp/results.json, ${results_md}, plots) of the sets with a reference (each scoring of a sealed set is a look,
+#     counted in exp/sealed_looks.tsv under the systems' configuration, "sealed_looks" in results.json and the
+#     report); with --fs02-output true (default) first
 #     the FS02 challenge's system-output files of every decoded set, with or without a reference (FS02's Eval) ->
 #     exp/<system>/decode_<set>/fs02/<rec>.txt (9 tab-separated columns, speech / non-speech covering the recording:
 #     python -m local_models.bin.sad_fs02_output --help)
@@ -41,6 +44,7 @@ train_set=train         # the nets train on it (on ${train_set}_aug with --aug-c
 dev_set=dev             # thresholds are tuned and the nets validated on it
 eval_set=eval           # the set the report's tables call eval
 test_sets="dev eval"    # sets decoded, segmented and (with a reference) scored
+sealed_sets="eval eval_ood"  # sets only scored, never chosen on (the eval sets; ${dev_set} is the tuning set)
 optional_sets=""        # sets of ${test_sets} skipped when data/ lacks them (the others must be there by stage 5)
 # the systems run (default: every one of local_models/sad/systems.py DETECTORS, in its order)
 systems="energy webrtcvad silero_vad stat_sad cnn_hmm cnn_median rnn_hmm rnn_median seg_rnn majority_vote"
@@ -52,6 +56,7 @@ seed=0
 # paper Fig. 7 grid, "L:S" in 10 ms frames (S <= L; paper: L 50 ms-1 s, S 10-150 ms, e.g. "5:1 10:1 50:5 100:15"); ""=skip
 seg_grid="5:1 25:1 5:5 25:5"
 ngpu=$(default_ngpu)    # GPUs per training job (0: CPU; > 1: ESPnet2's DDP); default 1 when nvidia-smi lists a GPU
+dist_world_size=1       # --ngpu 0: training processes per model (> 1: CPU DDP, torchrun + gloo; utils/stage_lib.sh)
 gpu_inference=false     # decode the neural systems on a GPU (through cuda_cmd)
 inference_nj=1          # decoding jobs at a time (1: the real-time factors are measured one process at a time)
 inference_model=valid.loss.best.pth  # checkpoint that decodes: valid.loss.best.pth, valid.loss.ave.pth, latest.pth
@@ -108,6 +113,17 @@ nets_of() {
     local models
     models=$(sad_systems nets_of "$1") || return 1
     uniq_words "${models}"
+}
+
+# check_tuning_set: stop (one line, before any work) when ${dev_set}, the set that stage 4 (the checkpoint of lowest
+# validation loss), stage 6 (thresholds) and stage 7 (the (L, S) grid's pick) choose on, is one of ${sealed_sets}
+check_tuning_set() {
+    local x nums=""
+    for x in 4 6 7; do stage_enabled "${x}" && nums+="${nums:+, }${x}"; done
+    [ -n "${nums}" ] || return 0
+    [[ "${nums}" == *,* ]] && nums="s ${nums}" || nums=" ${nums}"  # "stage 6", "stages 6, 7"
+    python -m local_models.common.sealed check --tuning "${dev_set}" --sealed "${sealed_sets}" \
+        --what "stage${nums} (they choose on --dev-set)" || exit 1
 }
 
 # make_data: stage 1's local/data.sh with the corpus options, then every set it wrote validated
@@ -369,6 +385,13 @@ fs02_outputs() {
     python -m local_models.bin.sad_fs02_output "${dirs[@]}"
 }
 
+# system_configs: the training configs of the nets behind ${systems} (with the options stage 8 passes, they are the
+# configuration whose looks at the sealed sets exp/sealed_looks.tsv counts)
+system_configs() {
+    local m
+    for m in $(nets_of "${systems}"); do echo "conf/tuning/train_${m}${train_config_suffix}.yaml"; done
+}
+
 # score_sets: stage 8, DCF / P / R / F1 of every system on the sets with a reference -> exp/results.json, the report
 # (first, with --fs02-output true, every decoded set's system-output files)
 score_sets() {
@@ -386,7 +409,9 @@ score_sets() {
     # shellcheck disable=SC2086  # word lists
     SAD_CORPUS=${corpus} run_logged exp/score \
         python -m local_models.bin.sad_score --systems ${score_systems} --sets ${scored} --dev "${dev_set}" \
-            --eval "${eval_set}" --results-md "${results_md}"
+            --eval "${eval_set}" --results-md "${results_md}" --sealed ${sealed_sets} --config-files $(system_configs) \
+            --options "systems=${systems}" "seg_grid=${seg_grid}" "aug_copies=${aug_copies}" "dev_set=${dev_set}" \
+            "inference_model=${inference_model}" "seed=${seed}" "chunks_per_frame_span=${chunks_per_frame_span}"
 }
 
 # pack_systems: stage 9, one archive per system of ${systems} a user can run (stat_sad and the neural ones; the
@@ -409,6 +434,7 @@ run_stages() {
     local models x
     setup_devices
     check_options
+    check_tuning_set
     models=$(nets_of "${systems}") || die "--systems '${systems}'"  # the nets behind the neural systems
     if stage_enabled 1; then
         log "Stage 1: data -> data/{${train_set},${dev_set},${eval_set}} (corpus: ${corpus})"

@@ -1,0 +1,126 @@
+"""The SAD report's headline verdicts, judged on 95 % intervals (common/verdict.py), never on the points.
+
+Units of the bootstrap: frames of one recording are not independent draws, so the bootstrap resamples recordings
+when a set has at least MIN_UNITS of them; with fewer (the mini corpus: 2 per set) it resamples one-minute chunks of
+the recordings (metrics.CHUNK_S) and says so: chunks of one recording share its voices and noise, so that interval
+is narrower than one over recordings would be. With fewer than MIN_UNITS chunks too there is no interval, and no
+verdict: the line says why rather than judging points.
+
+Each scored set's rows (report.score_system, results.json "chunks"): [rec, start, end, [tp, fp, tn, fn] at the 0.5 s
+collar, [tp, fp, tn, fn] without collar, {kind: [seconds the kind sounds over non-speech, of them called speech]}].
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from local_models.common.verdict import (DOES_NOT_HOLD, HOLDS, MET, NOT_MET, NOT_SHOWN, NOT_TOLD_APART, Interval,
+                                         bootstrap, compare, goal)
+
+from .metrics import CHUNK_S, dcf_of_counts
+
+MIN_UNITS = 5  # recordings (else chunks) a bootstrap needs; fewer: no interval
+NO_VERDICT = "no verdict"
+COUNTS = {"dcf": 3, "dcf_no_collar": 4}  # results.json key -> the chunk row's counts column
+
+
+class NoInterval(ValueError):
+    """Too few units to resample: the claim gets no verdict."""
+
+
+def units(rows: Sequence) -> Tuple[Optional[list], str]:
+    """(bootstrap clusters, what they are) for a set's chunk ROWS: recordings when there are MIN_UNITS, else chunks
+    (clusters None: each chunk a unit); NoInterval when there are fewer than MIN_UNITS chunks as well."""
+    recs = [r[0] for r in rows]
+    n_rec = len(set(recs))
+    if n_rec >= MIN_UNITS:
+        return recs, "recordings"
+    if len(rows) >= MIN_UNITS:
+        return None, f"{CHUNK_S / 60:g}-minute chunks of {n_rec} recording{'s' if n_rec != 1 else ''}"
+    raise NoInterval(f"{n_rec} recording{'s' if n_rec != 1 else ''}, {len(rows)} chunk{'s' if len(rows) != 1 else ''} "
+                     f"of {CHUNK_S:g} s: fewer than {MIN_UNITS} units to resample")
+
+
+def aligned(*row_lists: Sequence) -> List[list]:
+    """The chunk rows of several systems on one set, paired by (recording, start): the rows all of them have."""
+    keyed = [{(r[0], r[1]): r for r in rows} for rows in row_lists]
+    keys = sorted(set.intersection(*(set(k) for k in keyed)))
+    return [[k[r] for r in keys] for k in keyed]
+
+
+def dcf_diff(rows_a: Sequence, rows_b: Sequence, key: str = "dcf", half_b: bool = False) -> Interval:
+    """Interval of DCF(A) - DCF(B) (x 0.5 for B with HALF_B), in % points, paired over the chunks both have."""
+    a, b = aligned(rows_a, rows_b)
+    clusters, what = units(a)
+    col = COUNTS[key]
+    scale = 0.5 if half_b else 1.0
+    return bootstrap(lambda x, y: 100 * (dcf_of_counts(x) - scale * dcf_of_counts(y)),
+                     [r[col] for r in a], [r[col] for r in b], clusters=clusters, what=what)
+
+
+def fa_share(rows: Sequence, kind: str) -> Interval:
+    """Interval of the false-alarm share (%) of KIND over the chunks where it sounds over non-speech."""
+    have = [r for r in rows if kind in r[5]]
+    clusters, what = units(have)
+    secs = [r[5][kind] for r in have]
+    return bootstrap(lambda x: 100 * x[:, 1].sum() / x[:, 0].sum(), secs, clusters=clusters,
+                     what=f"{what} where {kind} sounds" if clusters is None else what)
+
+
+def combine_comparisons(results: List[Tuple[str, Interval, str]]) -> Tuple[str, str, Interval]:
+    """The claim A1 < B1 and A2 < B2 ...: (verdict, the pair that decides, its interval) from [(pair, interval,
+    verdict)]: does NOT hold when one pair does not (the first such), holds when all do (the one nearest zero),
+    else not told apart (the first pair that is)."""
+    for want in (DOES_NOT_HOLD, NOT_TOLD_APART):
+        for pair, iv, v in results:
+            if v == want:
+                return v, pair, iv
+    pair, iv, v = max(results, key=lambda r: r[1].high)  # all below zero: the weakest
+    return HOLDS, pair, iv
+
+
+def ordering_verdict(rows: Dict[str, Sequence], pairs: Sequence[Tuple[str, str]], key: str,
+                     labels: Dict[str, str]) -> Tuple[str, str, Interval]:
+    """The paper's ordering (every A of PAIRS below its B on DCF KEY) on chunk ROWS {system: rows}; NoInterval when
+    the set has too few units."""
+    judged = []
+    for a, b in pairs:
+        iv = dcf_diff(rows[a], rows[b], key)
+        judged.append((f"{labels[a]} - {labels[b]}", iv, compare(iv, -1)))
+    return combine_comparisons(judged)
+
+
+def combine_goals(parts: List[Tuple[str, str, Optional[Interval], str]]) -> str:
+    """The goal of several parts [(name, verdict, interval, why)]: NOT met when one part is (its interval misses the
+    bound), else no verdict when a part has no interval, else met when all are, else not shown."""
+    verdicts = [p[1] for p in parts]
+    if NOT_MET in verdicts:
+        return NOT_MET
+    if NO_VERDICT in verdicts:
+        return NO_VERDICT
+    return MET if all(v == MET for v in verdicts) else NOT_SHOWN
+
+
+def goal_parts(best_rows: Sequence, silero_rows: Sequence, fa_rows: Sequence, kinds: Sequence[str],
+               fa_bound: float) -> List[Tuple[str, str, Optional[Interval], str]]:
+    """The eval_ood goal's parts [(name, verdict, interval or None, why none)]: the best system's DCF without collar
+    at most half of silero-vad's (the difference below 0), and its false-alarm share of each of KINDS at most
+    FA_BOUND (FA_ROWS: its rows at the operating point judged)."""
+    out = []
+    try:
+        iv = dcf_diff(best_rows, silero_rows, "dcf_no_collar", half_b=True)
+        out.append(("DCF no collar - half of silero-vad's", goal(iv, 0.0, "<="), iv, ""))
+    except NoInterval as e:
+        out.append(("DCF no collar - half of silero-vad's", NO_VERDICT, None, str(e)))
+    for kind in kinds:
+        try:
+            iv = fa_share(fa_rows, kind)
+            out.append((f"FA {kind}", goal(iv, 100 * fa_bound, "<="), iv, ""))
+        except NoInterval as e:
+            out.append((f"FA {kind}", NO_VERDICT, None, str(e)))
+    return out
+
+
+def shown(verdict: str) -> str:
+    """A verdict as the report sets it: bold only where it holds or is met (verdict.sentence's rule)."""
+    return f"**{verdict}**" if verdict in (HOLDS, MET) else verdict
+
