@@ -65,14 +65,14 @@ def test_stream_reference_is_where_the_speech_is(mrc, tmp_path):
     # rebuilt with the same draws but no noise, music or channel: the signal is the speech alone, and it is there
     # exactly inside the reference (within the 10 ms analysis hop)
     rng = np.random.default_rng(0)
-    orig = (mrc.noise_floor, mrc.place_events, mrc.channel)
+    orig = (mrc.coloured_noise, mrc.place_events, mrc.channel)
     try:
-        mrc.noise_floor = lambda rng, n: np.zeros(n)
+        mrc.coloured_noise = lambda rng, n, sr_: np.zeros(n)
         mrc.place_events = lambda n, sr_, nset, rates, level, rng: (np.zeros(n), [])
         mrc.channel = lambda rng, x: (x, "none")
         clean, regions2, _, _ = mrc.build_stream(rng, clips, NonSpeechSet(tmp_path / "ns"), 60.0)
     finally:
-        mrc.noise_floor, mrc.place_events, mrc.channel = orig
+        mrc.coloured_noise, mrc.place_events, mrc.channel = orig
     assert regions2 == regions
     mask = np.zeros(len(clean), bool)
     for s, e in regions:

@@ -16,6 +16,8 @@ def get_parser():
     p.add_argument("--dev", default="dev", help="set the tables call dev")
     p.add_argument("--eval", default="eval", help="set the tables call eval")
     p.add_argument("--corpus", default=os.environ.get("SAD_CORPUS", "mini"))
+    p.add_argument("--recipe", default=report.DEFAULT_RECIPE,
+                   help="the recipe's name in results.json and the report's title (default: %(default)s)")
     p.add_argument("--exp", default="exp")
     p.add_argument("--data", default="data")
     p.add_argument("--results-md", default="RESULTS.md")
@@ -55,7 +57,7 @@ def main(argv=None):
         except (ValueError, OSError) as e:  # a missing config file, a malformed option or looks log
             print(f"sad_score: {e}", file=sys.stderr)
             return 1
-    report.write_reports(exp, scored, args.corpus, args.dev, args.eval, Path(args.results_md), looks)
+    report.write_reports(exp, scored, args.corpus, args.dev, args.eval, Path(args.results_md), looks, args.recipe)
     for s, m in scored.items():
         for subset in args.sets:
             if subset in m:

@@ -238,6 +238,27 @@ def place_events(n: int, sr: int, nset: NonSpeechSet, rates: Dict[str, Tuple[flo
     return x, sorted(events, key=lambda e: e.start)
 
 
+def smooth_walk(rng, n: int, sr: int, step_s: float, lo: float, hi: float, sigma: float) -> np.ndarray:
+    """A bounded random walk sampled every STEP_S, linearly interpolated to N samples at SR (gain or SNR drift)."""
+    steps = int(n / (step_s * sr)) + 2
+    x = np.empty(steps)
+    x[0] = rng.uniform(lo, hi)
+    for i in range(1, steps):
+        x[i] = np.clip(x[i - 1] + rng.normal(0, sigma), lo, hi)
+    return np.interp(np.arange(n), np.arange(steps) * step_s * sr, x)
+
+
+def coloured_noise(rng, n: int, sr: int) -> np.ndarray:
+    """Unit-RMS white noise through a first-order filter whose pole drifts: the colour changes every second."""
+    from scipy.signal import lfilter
+
+    white, out, state = rng.standard_normal(n), np.empty(n), np.zeros(1)
+    for start in range(0, n, sr):
+        pole = rng.uniform(-0.3, 0.95)
+        out[start:start + sr], state = lfilter([1 - abs(pole)], [1, -pole], white[start:start + sr], zi=state)
+    return out / (np.std(out) + 1e-9)
+
+
 def fade(n: int, sr: int, fade_s: float = 0.02) -> np.ndarray:
     """A window rising and falling over FADE_S at each end (no click where an event starts or stops)."""
     k = max(1, min(int(fade_s * sr), n // 2))

@@ -125,6 +125,32 @@ def write_segments(path, speech: Dict[str, Intervals]) -> None:
                 f.write(f"{rec}-{round(s * 100):07d}-{round(e * 100):07d} {rec} {s:.3f} {e:.3f}\n")
 
 
+def write_recording(path: Path, wave: np.ndarray, sr: int) -> None:
+    """WAVE as a PCM_16 wav at PATH, written whole or not at all (a corpus builder's stream)."""
+    import io
+
+    import soundfile
+
+    buf = io.BytesIO()
+    soundfile.write(buf, wave, sr, subtype="PCM_16", format="WAV")
+    with atomic_open(path, "wb") as f:
+        f.write(buf.getvalue())
+
+
+def write_reference_dir(data_dir, wavs: Mapping[str, Path], durations: Mapping[str, float],
+                        speech: Dict[str, Intervals], extra: Optional[Mapping[str, Mapping]] = None) -> None:
+    """A SAD data dir of whole recordings (recording = utterance = speaker): wav.scp, utt2spk, spk2utt, reco2dur,
+    the reference speech as ref_segments and ref.rttm, and EXTRA tables ({file name: {rec: value}})."""
+    from local_models.common.datadir import write_data_dir
+
+    segments = {f"{rec}-{round(s * 100):07d}-{round(e * 100):07d}": f"{rec} {s:.3f} {e:.3f}"
+                for rec in speech for s, e in speech[rec]}
+    write_data_dir(data_dir, {r: str(p) for r, p in wavs.items()}, {r: r for r in wavs},
+                   extra={"reco2dur": {r: f"{d:.3f}" for r, d in durations.items()}, "ref_segments": segments,
+                          **(extra or {})})
+    write_rttm(Path(data_dir) / "ref.rttm", speech)
+
+
 def to_mask(intervals: Intervals, n_frames: int, shift: float) -> np.ndarray:
     """Frame t (covering [t*shift, (t+1)*shift)) is speech if its centre lies in an interval."""
     mask = np.zeros(n_frames, dtype=bool)

@@ -482,10 +482,17 @@ def looks_lines(record: Optional[dict]) -> list:
             ""]
 
 
+# the corpora the SAD model runs on (a recipe's --recipe_name): the report's title
+TITLES = {"fearless_steps/sad1": "Fearless Steps SAD (paper 004)",
+          "debian_speech/sad1": "Real-recording SAD (paper 004's systems on human speech)"}
+DEFAULT_RECIPE = "fearless_steps/sad1"
+
+
 def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str, plot_ok: bool, grid=None):
     systems = results["systems"]
+    recipe = results.get("recipe") or DEFAULT_RECIPE
     lines = [
-        "# Fearless Steps SAD (paper 004): results",
+        f"# {TITLES.get(recipe, recipe + ' (paper 004)')}: results",
         "",
         f"Corpus: **{corpus}**" + (" (the espeak-ng Apollo-like mini corpus: NOT comparable with the paper's FS02 "
                                    "numbers; the paper's numbers stand beside ours for shape only)" if corpus == "mini" else "")
@@ -554,7 +561,7 @@ def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str,
     lines += grid_lines(grid, dev)
     missing = [PAPER_TABLE2[n][0] for n in PAPER_TABLE2 if n not in systems and n != "seg_rnn_devbest"]
     lines += training_lines(results.get("training") or {})
-    lines += gpu_report.section("fearless_steps/sad1")
+    lines += gpu_report.section(recipe)
     lines += ["", "## Not done yet", ""]
     if not grid:
         lines.append("- The segment RNN's (L, S) grid of paper Fig. 7 was not run (stage 7, `--seg-grid`).")
@@ -588,13 +595,13 @@ def trained_nets(exp: Path, systems) -> dict:
 
 
 def write_reports(exp: Path, scored: dict, corpus: str, dev: str, evl: str, results_md: Path,
-                  sealed_looks: Optional[dict] = None) -> None:
+                  sealed_looks: Optional[dict] = None, recipe: str = DEFAULT_RECIPE) -> None:
     """Merge SCORED into EXP/results.json (with SEALED_LOOKS, sealed.score_looks' record of this scoring, and the
     commits that trained the scored nets), draw EXP/images/dcf_vs_threshold.png, write RESULTS_MD."""
     extra = {"training": nets_training(exp)}
     if sealed_looks is not None:
         extra["sealed_looks"] = sealed_looks
-    results = update_results(exp / "results.json", "fearless_steps/sad1", corpus, scored,
+    results = update_results(exp / "results.json", recipe, corpus, scored,
                              drop=[] if "seg_rnn_devbest" in scored else ["seg_rnn_devbest"],  # stage 7 removed it
                              extra=extra, headline=lambda systems: headline(systems, dev, evl),
                              trained=trained_nets(exp, scored))

@@ -52,6 +52,7 @@ train_config_suffix=""  # conf/tuning/train_<model>${suffix}.yaml: "" = paper si
 chunks_per_frame_span=1.5  # training chunks per recording = frames / 400 x this
 aug_copies=0            # augmented copies per training recording that local/data.sh makes (0: train on ${train_set})
 corpus=mini             # the corpus's name in exp/results.json and the report
+recipe_name=fearless_steps/sad1  # the recipe's name there (and the report's title): egs/<corpus>/<task>
 seed=0
 # paper Fig. 7 grid, "L:S" in 10 ms frames (S <= L; paper: L 50 ms-1 s, S 10-150 ms, e.g. "5:1 10:1 50:5 100:15"); ""=skip
 seg_grid="5:1 25:1 5:5 25:5"
@@ -408,8 +409,8 @@ score_sets() {
     done
     # shellcheck disable=SC2086  # word lists
     SAD_CORPUS=${corpus} run_logged exp/score \
-        python -m local_models.bin.sad_score --systems ${score_systems} --sets ${scored} --dev "${dev_set}" \
-            --eval "${eval_set}" --results-md "${results_md}" --sealed ${sealed_sets} --config-files $(system_configs) \
+        python -m local_models.bin.sad_score --recipe "${recipe_name}" --systems ${score_systems} --sets ${scored} \
+            --dev "${dev_set}" --eval "${eval_set}" --results-md "${results_md}" --sealed ${sealed_sets} --config-files $(system_configs) \
             --options "systems=${systems}" "seg_grid=${seg_grid}" "aug_copies=${aug_copies}" "dev_set=${dev_set}" \
             "inference_model=${inference_model}" "seed=${seed}" "chunks_per_frame_span=${chunks_per_frame_span}"
 }

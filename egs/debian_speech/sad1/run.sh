@@ -15,6 +15,7 @@ test_sets="dev eval"
 train_config_suffix=_tiny  # conf/tuning/train_<model>${suffix}.yaml: "" = paper size, _tiny = 2 CPU cores
 seg_grid=""                # the Fig. 7 grid is the FS02 recipe's study
 corpus=real
+recipe_name=debian_speech/sad1  # results.json and the report
 train_min=30        # minutes of streams per split
 dev_min=10
 eval_min=10

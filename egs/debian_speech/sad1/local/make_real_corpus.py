@@ -33,15 +33,16 @@ from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
-from scipy.signal import butter, lfilter, sosfilt
+from scipy.signal import butter, sosfilt
 
 from local_models.common.audio import AudioError, read_audio
-from local_models.common.datadir import atomic_open, write_data_dir
+from local_models.common.datadir import atomic_open
 from local_models.common.debian import Package, unpacked
 from local_models.common.realspeech import FILLETS_DATA, FILLETS_VOICES, TUXPAINT, fillets_clips, tuxpaint_clips
 from local_models.common.realspeech import STAMPS
-from local_models.sad.augment import NonSpeechSet, place_events
+from local_models.sad.augment import NonSpeechSet, coloured_noise, place_events, smooth_walk
 from local_models.sad.events import Event, write_events
+from local_models.sad.labels import write_recording, write_reference_dir
 
 SR = 16000
 SPLITS = ("train", "dev", "eval")
@@ -165,32 +166,13 @@ def speech_regions(wave: np.ndarray) -> List[Tuple[int, int]]:
 
 
 # ----------------------------------------------------------------------------- one stream
-def smooth_walk(rng, n: int, step_s: float, lo: float, hi: float, sigma: float) -> np.ndarray:
-    """A bounded random walk sampled every STEP_S, interpolated to N samples."""
-    steps = int(n / (step_s * SR)) + 2
-    x = np.empty(steps)
-    x[0] = rng.uniform(lo, hi)
-    for i in range(1, steps):
-        x[i] = np.clip(x[i - 1] + rng.normal(0, sigma), lo, hi)
-    return np.interp(np.arange(n), np.arange(steps) * step_s * SR, x)
-
-
-def noise_floor(rng, n: int) -> np.ndarray:
-    """Unit-RMS noise whose colour changes every second (a first-order filter with a drifting pole)."""
-    white, out, state = rng.standard_normal(n), np.empty(n), np.zeros(1)
-    for start in range(0, n, SR):
-        pole = rng.uniform(-0.3, 0.95)
-        out[start:start + SR], state = lfilter([1 - abs(pole)], [1, -pole], white[start:start + SR], zi=state)
-    return out / (np.std(out) + 1e-12)
-
-
 def channel(rng, x: np.ndarray) -> Tuple[np.ndarray, str]:
     """The recording channel: telephone band (30 %), gain drift, dropouts, mild clipping (10 %); returns its name."""
     name = []
     if rng.uniform() < 0.3:
         x = sosfilt(butter(4, [300, 3400], btype="band", fs=SR, output="sos"), x)
         name.append("telephone")
-    x = x * 10 ** (smooth_walk(rng, len(x), 3.0, -6.0, 6.0, 1.5) / 20)
+    x = x * 10 ** (smooth_walk(rng, len(x), SR, 3.0, -6.0, 6.0, 1.5) / 20)
     for start in rng.integers(0, len(x), size=rng.poisson(len(x) / SR / 60)):
         x[int(start):int(start) + int(rng.uniform(0.05, 0.3) * SR)] = 0.0
     if rng.uniform() < 0.1:
@@ -223,7 +205,7 @@ def build_stream(rng, clips: Sequence[SpeechClip], nonspeech: NonSpeechSet, seco
             events.append(Event(start, end, "speech", 0.0))  # SNR filled in below, once the floor is known
         pos += len(wave) + int(min(8.0, max(0.2, rng.exponential(2.0))) * SR)
     floor_db = rng.uniform(10.0, 35.0)
-    mix = speech + noise_floor(rng, n) * SPEECH_RMS * 10 ** (-floor_db / 20)
+    mix = speech + coloured_noise(rng, n, SR) * SPEECH_RMS * 10 ** (-floor_db / 20)
     added, more = place_events(n, SR, nonspeech, EVENT_RATES, SPEECH_RMS, rng)
     mix, channel_name = channel(rng, mix + added)
     peak = np.max(np.abs(mix)) + 1e-12
@@ -255,33 +237,22 @@ def nonspeech_dir(split: str, roots: Dict[str, Path], out: Path) -> Path:
 
 def write_split(split: str, minutes: float, seed: int, roots: Dict[str, Path], wav_dir: Path, data_dir: Path,
                 work: Path) -> None:
-    import soundfile
-
     clips = speech_clips(split, roots)
     nonspeech = NonSpeechSet(nonspeech_dir(split, roots, work / f"nonspeech_{split}"))
     n_streams = max(1, round(minutes * 60 / STREAM_S))
     seconds = minutes * 60 / n_streams
     wav_dir.mkdir(parents=True, exist_ok=True)
-    wav_scp, utt2spk, reco2dur, rttm, ref_segments, table, channels = {}, {}, {}, [], {}, {}, {}
+    wavs, durations, speech, table, channels = {}, {}, {}, {}, {}
     for i in range(n_streams):
         rec = f"real_{split}_{i:03d}"
         rng = np.random.default_rng([seed, SPLITS.index(split), i])
-        wave, regions, table[rec], channels[rec] = build_stream(rng, clips, nonspeech, seconds)
-        path = (wav_dir / f"{rec}.wav").resolve()
-        buf = io.BytesIO()
-        soundfile.write(buf, wave, SR, subtype="PCM_16", format="WAV")
-        with atomic_open(path, "wb") as f:
-            f.write(buf.getvalue())
-        wav_scp[rec], utt2spk[rec], reco2dur[rec] = str(path), rec, f"{len(wave) / SR:.3f}"
-        for start, end in regions:
-            rttm.append(f"SPEAKER {rec} 1 {start:.3f} {end - start:.3f} <NA> <NA> speech <NA> <NA>\n")
-            ref_segments[f"{rec}-{round(start * 100):07d}-{round(end * 100):07d}"] = f"{rec} {start:.3f} {end:.3f}"
-        print(f"make_real_corpus: {rec}: {seconds:.0f} s, {sum(e - s for s, e in regions) / seconds:.0%} speech, "
+        wave, speech[rec], table[rec], channels[rec] = build_stream(rng, clips, nonspeech, seconds)
+        wavs[rec] = (wav_dir / f"{rec}.wav").resolve()
+        write_recording(wavs[rec], wave, SR)
+        durations[rec] = len(wave) / SR
+        print(f"make_real_corpus: {rec}: {seconds:.0f} s, {sum(e - s for s, e in speech[rec]) / seconds:.0%} speech, "
               f"{channels[rec]}", file=sys.stderr)
-    write_data_dir(data_dir, wav_scp, utt2spk, extra={"reco2dur": reco2dur, "ref_segments": ref_segments,
-                                                      "reco2channel": channels})
-    with atomic_open(data_dir / "ref.rttm") as f:
-        f.writelines(rttm)
+    write_reference_dir(data_dir, wavs, durations, speech, extra={"reco2channel": channels})
     write_events(data_dir / "events", table)
 
 

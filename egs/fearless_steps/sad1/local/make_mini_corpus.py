@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import List, Tuple
 
 import numpy as np
-from scipy.signal import butter, lfilter, sosfilt
+from scipy.signal import butter, sosfilt
 
-from local_models.common.datadir import atomic_open, write_data_dir
 from local_models.common.synth import VARIANTS, Voice, synthesize
-from local_models.sad.augment import Event, NonSpeechSet, place_events
+from local_models.sad.augment import Event, NonSpeechSet, coloured_noise, place_events, smooth_walk
 from local_models.sad.events import write_events
+from local_models.sad.labels import write_recording, write_reference_dir
 
 SR = 8000
 SPEECH_RMS = 0.1  # nominal talker level before the per-burst variation
@@ -83,28 +83,6 @@ def speech_burst(rng: np.random.Generator, voices: List[Tuple[str, str]]) -> np.
     return wave / (np.sqrt(np.mean(wave**2)) + 1e-9)
 
 
-def smooth_walk(rng, n: int, step_s: float, lo: float, hi: float, sigma: float) -> np.ndarray:
-    """A bounded random walk sampled every `step_s`, linearly interpolated to n samples."""
-    steps = int(n / (step_s * SR)) + 2
-    x = np.empty(steps)
-    x[0] = rng.uniform(lo, hi)
-    for i in range(1, steps):
-        x[i] = np.clip(x[i - 1] + rng.normal(0, sigma), lo, hi)
-    return np.interp(np.arange(n), np.arange(steps) * step_s * SR, x)
-
-
-def coloured_noise(rng, n: int) -> np.ndarray:
-    """White noise through a first-order filter whose pole drifts (colour changes over time)."""
-    white = rng.standard_normal(n)
-    out = np.empty(n)
-    block = SR  # the colour changes every second
-    state = np.zeros(1)
-    for start in range(0, n, block):
-        pole = rng.uniform(-0.3, 0.95)
-        out[start:start + block], state = lfilter([1 - abs(pole)], [1, -pole], white[start:start + block], zi=state)
-    return out / (np.std(out) + 1e-9)
-
-
 def events(rng, n: int, rate_per_s: float, min_s: float, max_s: float):
     """Poisson-placed (start, length) pairs in samples."""
     count = rng.poisson(rate_per_s * n / SR)
@@ -121,7 +99,7 @@ def add_interference(rng, noise_level: np.ndarray, bursts_and_beeps: bool = True
     x = np.zeros(n)
     mains = rng.choice([50.0, 60.0])  # harmonics inside the 300-3400 Hz band survive the channel
     hum = sum(np.sin(2 * np.pi * mains * k * t + rng.uniform(0, 2 * np.pi)) / k for k in range(5, 14))
-    x += hum * noise_level * rng.uniform(0.5, 2.0) * (smooth_walk(rng, n, 5.0, 0, 1, 0.4) > 0.3)
+    x += hum * noise_level * rng.uniform(0.5, 2.0) * (smooth_walk(rng, n, SR, 5.0, 0, 1, 0.4) > 0.3)
     for start, length in events(rng, n, 0.4, 0.002, 0.006):  # clicks
         seg = slice(start, min(n, start + length))
         decay = np.exp(-np.arange(seg.stop - seg.start) / (0.001 * SR))
@@ -148,7 +126,7 @@ def channel_effects(rng, mix: np.ndarray) -> np.ndarray:
     """What a radio loop does to everything: a slow gain drift (+-6 dB), dropouts (50-300 ms of nothing, about one a
     minute) and, in a third of the streams, clipping at 50-80 % of the peak."""
     n = len(mix)
-    mix = mix * 10 ** (smooth_walk(rng, n, 3.0, -6.0, 6.0, 1.5) / 20)
+    mix = mix * 10 ** (smooth_walk(rng, n, SR, 3.0, -6.0, 6.0, 1.5) / 20)
     for start, length in events(rng, n, 1 / 60, 0.05, 0.3):
         mix[start:start + length] = 0.0
     if rng.uniform() < 1 / 3:
@@ -177,10 +155,10 @@ def build_stream(rng, voices, seconds: float, speech_ratio: float = 0.3, nonspee
         # Gaps keep the running speech share near `speech_ratio`; at least 0.3 s between bursts.
         mean_gap = spoken / len(regions) * (1 - speech_ratio) / speech_ratio
         pos += len(burst) + int(SR * 0.3 + rng.exponential(max(mean_gap - SR * 0.3, SR * 0.1)))
-    snr_db = smooth_walk(rng, n, 2.0, 0.0, 20.0, 2.5)
+    snr_db = smooth_walk(rng, n, SR, 2.0, 0.0, 20.0, 2.5)
     noise_level = SPEECH_RMS * 10 ** (-snr_db / 20)
     interference, added = add_interference(rng, noise_level, own_beeps)
-    noise = coloured_noise(rng, n) * noise_level + interference
+    noise = coloured_noise(rng, n, SR) * noise_level + interference
     if nonspeech is not None:  # rng draws after the noise: a corpus without --nonspeech is unchanged
         extra, more = place_events(n, SR, nonspeech, EVENT_RATES, SPEECH_RMS, rng)
         noise, added = noise + extra, added + more
@@ -196,28 +174,16 @@ def build_stream(rng, voices, seconds: float, speech_ratio: float = 0.3, nonspee
 
 def write_split(name: str, n_streams: int, stream_s: float, voices, seed: int, wav_dir: Path, data_dir: Path,
                 nonspeech: NonSpeechSet = None):
-    import io
-
-    import soundfile
-
-    wav_scp, utt2spk, reco2dur, rttm, ref_segments, table = {}, {}, {}, [], {}, {}
+    wavs, durations, speech, table = {}, {}, {}, {}
     for i in range(n_streams):
         rec = f"{name}_{i:03d}"
         rng = np.random.default_rng([seed, {"train": 0, "dev": 1, "eval": 2, "eval_ood": 4}[name], i])
-        wave, regions, table[rec] = build_stream(rng, voices, stream_s, nonspeech=nonspeech,
-                                                 band=BANDS.get(name, DEFAULT_BAND), own_beeps=name != "eval_ood")
-        path = (wav_dir / f"{rec}.wav").resolve()
-        buf = io.BytesIO()
-        soundfile.write(buf, wave, SR, subtype="PCM_16", format="WAV")
-        with atomic_open(path, "wb") as f:
-            f.write(buf.getvalue())
-        wav_scp[rec], utt2spk[rec], reco2dur[rec] = str(path), rec, f"{len(wave) / SR:.3f}"
-        for start, end in regions:
-            rttm.append(f"SPEAKER {rec} 1 {start:.3f} {end - start:.3f} <NA> <NA> speech <NA> <NA>\n")
-            ref_segments[f"{rec}-{round(start * 100):07d}-{round(end * 100):07d}"] = f"{rec} {start:.3f} {end:.3f}"
-    write_data_dir(data_dir, wav_scp, utt2spk, extra={"reco2dur": reco2dur, "ref_segments": ref_segments})
-    with atomic_open(data_dir / "ref.rttm") as f:
-        f.writelines(rttm)
+        wave, speech[rec], table[rec] = build_stream(rng, voices, stream_s, nonspeech=nonspeech,
+                                                     band=BANDS.get(name, DEFAULT_BAND), own_beeps=name != "eval_ood")
+        wavs[rec] = (wav_dir / f"{rec}.wav").resolve()
+        write_recording(wavs[rec], wave, SR)
+        durations[rec] = len(wave) / SR
+    write_reference_dir(data_dir, wavs, durations, speech)
     write_events(data_dir / "events", table)
 
 
