@@ -218,12 +218,17 @@ def _batch():
 
 def test_tiny_jdit_losses_gradients_and_synthesis():
     torch.manual_seed(0)
-    m = JDIT(idim=10, odim=80, **TINY)
+    # eq. (1)'s weights, none of them 1 (the tiny config's guided attention weight is 50): with all weights 1 a
+    # model that dropped them would still pass the sum below
+    weights = dict(ff_l1_loss=0.5, ar_l1_loss=2.0, duration_loss=0.25, ctc_loss=3.0, attn_loss=50.0)
+    m = JDIT(idim=10, odim=80, **TINY, ff_l1_weight=0.5, ar_l1_weight=2.0, duration_weight=0.25, ctc_weight=3.0,
+             guided_attn_weight=50.0)
     text, tl, feats, fl = _batch()
     loss, stats, weight = m(text, tl, feats, fl)
     for key in ("loss", "ff_l1_loss", "ar_l1_loss", "duration_loss", "ctc_loss", "attn_loss", "focus_rate"):
         assert key in stats and math.isfinite(float(stats[key])), key
-    want = sum(float(stats[k]) for k in ("ff_l1_loss", "ar_l1_loss", "duration_loss", "ctc_loss", "attn_loss"))
+    assert all(float(stats[k]) > 0 for k in weights)  # each term counts, so each weight shows in the total
+    want = sum(w * float(stats[k]) for k, w in weights.items())
     assert float(loss.detach()) == pytest.approx(want, rel=1e-5) and int(weight) == 3
     loss.backward()
     assert all(torch.isfinite(p.grad).all() for p in m.parameters() if p.grad is not None)
@@ -249,6 +254,22 @@ def test_tiny_jdit_losses_gradients_and_synthesis():
     out = m.inference(text[0], feats=feats[0], use_teacher_forcing=True)
     assert out["duration"].tolist() == ds[0].tolist() and out["att_w"].shape == (30, 7)
     assert out["feat_gen"].shape == (30, 80)
+
+
+def test_tiny_config_departures_reach_the_model():
+    """The three departures conf/tuning/train_jdit_tiny.yaml names (and RESULTS.md reports from config.yaml) are
+    what the model built from it uses: the transition agent, guided attention weight 50, peak lr 1.021e-3."""
+    import yaml
+
+    conf = yaml.safe_load(TINY_CONF.read_text())
+    m = JDIT(idim=10, odim=80, **conf["tts_conf"])
+    assert m.weights["attn"] == conf["tts_conf"]["guided_attn_weight"] == 50.0
+    assert conf["tts_conf"]["aligner_transition_agent"] is True and m.aligner.src_attn.transition is not None
+    assert conf["optim_conf"]["lr"] == pytest.approx(0.2 * 128 ** -0.5 * 300 ** -0.5, rel=1e-3)
+    paper = yaml.safe_load((ROOT / "egs/kss/tts1/conf/tuning/train_jdit.yaml").read_text())["tts_conf"]
+    base = JDIT(idim=10, odim=80, **{**TINY, "guided_attn_weight": paper["guided_attn_weight"],
+                                     "aligner_transition_agent": paper["aligner_transition_agent"]})
+    assert base.weights["attn"] == 1.0 and base.aligner.src_attn.transition is None
 
 
 def test_duration_predictor_does_not_train_the_encoder():
@@ -321,6 +342,10 @@ def test_train_resume_and_text2speech_round_trip(tmp_path):
     log2 = _train(tmp_path, exp, max_epoch=2, resume=True)
     assert "2/2epoch started" in log2 and "1/2epoch started" not in log2  # resumed after epoch 1
     assert torch.load(exp / "checkpoint.pth", weights_only=False)["reporter"]["epoch"] == 2
+    # each run (the first and the resumed one) recorded its commit and device (RESULTS.md's environment block)
+    from local_models.common.results import trained_by
+
+    assert [r["ngpu"] for r in trained_by(exp)] == [0, 0] and all(r["commit"] for r in trained_by(exp))
 
     import local_models.jdit.task  # noqa: F401  (registers tts: jdit before ESPnet builds the model)
     from espnet2.bin.tts_inference import Text2Speech

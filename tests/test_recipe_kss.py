@@ -251,21 +251,27 @@ def test_score_writes_tables_and_json(tmp_path, monkeypatch):
     (tmp_path / "exp/tts_jdit/align_test/durations_aligner_viterbi").write_text("u1 3 0 5\nu2 2 2\n")
     jdit_score.main(["--systems", "jdit", "--sets", "test", "--corpus", "toy"])
     md = (tmp_path / "RESULTS.md").read_text()
-    assert "| JDI-T (ours) | 3.77 | 3.52 | 9.25 | 0.200 | 10.0 | 0.95 |" in md
+    # no 1:1 MCD in these mcd.json files (scored before it existed): a dash
+    assert "| JDI-T (ours) | 3.77 | 3.52 | 9.25 | — | 0.200 | 10.0 | 0.95 | no attention at synthesis | yes |" in md
     assert "| GT mel | 3.92 | 3.87 | 6.50 |" in md and "| Tacotron2 | 3.52 | 3.33 | not run |" in md
-    assert "against the engine events: aligner MAE 0.40 frames: **met**" in md  # errors 0, 1, 1, 0, 0
-    # against 2 0 6 / 3 1: errors 1, 1, 2, 1, 1
-    assert "against the closures to the stop: aligner MAE 1.20 frames: **met**" in md
+    # errors 0, 1, 1 | 0, 0: MAE 0.40, per utterance 2/3 and 0: the bootstrap's interval [0, 2/3]
+    goal = ("JDI-T aligner duration MAE on `test` against the engine events (goal < 2 frames): **met**, 0.40 [0.00, "
+            "0.67] (95 % bootstrap over 2 utterances); chosen on test (JDI-T's departures")
+    assert f"Acceptance: {goal}" in md
+    # against 2 0 6 / 3 1: errors 1, 1, 2 | 1, 1
+    assert ("against the closures to the stop (goal < 2 frames): **met**, 1.20 [1.00, 1.33] (95 % bootstrap over 2 "
+            "utterances)") in md
     assert "| test | closures to the stop | JDI-T aligner (attention argmax, teacher forced) | 1.20 |" in md
     # the best-path row and its sentence: 3 0 5 / 2 2 against the events: errors 0, 0, 0, 0, 0
     assert "| test | engine events | JDI-T aligner, best monotonic path (not the paper's rule, see below) | 0.00 |" in md
     assert "gives MAE 0.00 frames against the argmax's 0.40" in md
     claims = json.loads((tmp_path / "exp/results.json").read_text())["headline"]
-    assert claims[0] == "`test` MCD: JDI-T (ours) 9.25 dB"
-    assert claims[1:] == [
-        "JDI-T aligner duration MAE on `test` against the engine events: 0.40 frames (met: < 2), uniform 0.80",
-        "JDI-T aligner duration MAE on `test` against the closures to the stop: 1.20 frames (met: < 2), uniform 1.60"]
-    assert "## Headline (README's row for this recipe, generated)\n\n- `test` MCD: JDI-T (ours) 9.25 dB" in md
+    assert claims[0] == "`test` MCD (DTW): JDI-T (ours) 9.25 dB"
+    assert [c[:c.index(" (95 %")] for c in claims[1:]] == [
+        "JDI-T aligner duration MAE on `test` against the engine events (goal < 2 frames): **met**, 0.40 [0.00, 0.67]",
+        "JDI-T aligner duration MAE on `test` against the closures to the stop (goal < 2 frames): **met**, 1.20 "
+        "[1.00, 1.33]"]
+    assert "## Headline (README's row for this recipe, generated)\n\n- `test` MCD (DTW): JDI-T (ours) 9.25 dB" in md
     # closure - events: u1 -1 0 +1, u2 +1 -1: the two ᄏ gain one frame each
     assert "- `test`: 2 tokens gain frames in the closure reference, mean +1.00 frames; most often `ᄏ` (2)." in md
     res = json.loads((tmp_path / "exp/results.json").read_text())
@@ -367,6 +373,18 @@ def test_smoke_whole_recipe_one_epoch(recipe, tmp_path):
     # the CPU's load when the timing started, stated beside the table
     assert bench["cores"] >= 1 and f"load average when it started was {bench['load_average_at_start']:.2f}" in md
     assert "All numbers: `exp/results.json`.\n\n## How this JDI-T differs" in md  # a heading after a blank line
+    # the length-penalising MCD beside the DTW one; the sealed set's look; who trained each model (the PWG too)
+    m = json.loads((dec / "mcd.json").read_text())
+    assert m["per_utt"]["kss-1_0011"]["frames_1to1"] >= m["per_utt"]["kss-1_0011"]["ref_frames"]
+    assert res["systems"]["jdit"]["test"]["mcd_1to1"] == m["mcd_1to1_db_frame_pooled"] > 0
+    assert res["sealed_looks"]["looks"] == {"test": 1}  # run.sh seals test and ood; ood was not scored here
+    assert "Sealed sets scored under this configuration: test 1 time." in md
+    assert set(res["environment"]["trained"]) == {*SYSTEMS, "vocoder_pwg"}
+    assert all(v.startswith("commit ") for v in res["environment"]["trained"].values())
+    assert json.loads((exp / "vocoder_pwg/trained_by.json").read_text())[0]["ngpu"] == 0
+    # the dev set (where JDI-T's settings are chosen) aligned by stage 5, its rows beside test's
+    assert (exp / "tts_jdit/align_dev/durations_aligner").is_file()
+    assert "duration_mae_aligner" in res["systems"]["jdit"]["dev"] and "| dev | engine events |" in md
 
     # decode + score a data dir that stages 2-3 never saw (wav.scp + text only; 44.1 kHz like KSS's own wavs):
     # stage 5 prepares its features and tokens itself
@@ -388,7 +406,7 @@ def test_smoke_whole_recipe_one_epoch(recipe, tmp_path):
     # the main tables stay: Table 1 is still `test`, the baselines trained before are not "not run"
     md = (recipe / "RESULTS.md").read_text()
     assert "Test set `test`." in md and "not run" not in md and "| fresh |" in md
-    assert headline_of_run(recipe)[0].startswith("`test` MCD: JDI-T (ours) ")
+    assert headline_of_run(recipe)[0].startswith("`test` MCD (DTW): JDI-T (ours) ")
 
 
 @needs_venv
@@ -449,3 +467,41 @@ def test_table1_says_which_baselines_did_not_align():
     assert alignment_note("fastspeech", rows, "test") == ("durations from the Transformer (NO: attention failed on "
                                                            "80.0 % of utterances)")
     assert alignment_note("transformer", rows, "ood") == "" and alignment_note("jdit", rows, None).startswith("no att")
+
+
+@needs_venv
+@needs_espeak
+def test_dev_measurement_needs_no_sealed_set(recipe, tmp_path):
+    """Issue #49: stage 5's measurement on dev (JDI-T's aligner durations, where its settings are chosen) comes out
+    the same with the sealed sets' data, dumps and decodes moved away; --dev-set test stops stage 5 in one line
+    before any work. (Runs after the module's other recipe tests: it reruns stage 5.)"""
+    exp = recipe / "exp"
+    dev = exp / "tts_jdit/align_dev"
+    before = {f: (dev / f).read_text() for f in ("durations_aligner", "durations_aligner_viterbi",
+                                                  "durations_predictor")}
+    sealed = [p for x in ("test", "ood") for p in (recipe / "data" / x, recipe / "dump" / x,
+                                                   *exp.glob(f"*/decode_{x}"), *exp.glob(f"*/align_{x}"),
+                                                   *exp.glob(f"*/teacher_{x}"))
+              if p.exists()]
+    assert any("decode_test" in str(p) for p in sealed) and (recipe / "data/test") in sealed
+    aside = [(p, tmp_path / "aside" / str(i)) for i, p in enumerate(sealed)]
+    (tmp_path / "aside").mkdir()
+    try:
+        for p, q in aside:
+            shutil.move(p, q)
+        stamp = (dev / "durations_aligner").stat().st_mtime
+        run_recipe(recipe, "--stage", "5", "--stop-stage", "5", "--test-sets", "", "--systems", "jdit")
+        assert (dev / "durations_aligner").stat().st_mtime > stamp  # measured again, without the sealed sets
+        assert {f: (dev / f).read_text() for f in before} == before
+    finally:
+        for p, q in aside:
+            if q.exists():
+                shutil.move(q, p)
+    stamps = [p.stat().st_mtime for p in (dev / "durations_aligner", exp / "tts_jdit/decode_test/synth.json")]
+    proc = run_recipe(recipe, "--stage", "5", "--stop-stage", "5", "--dev-set", "test", check=False)
+    assert proc.returncode == 1
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert errors == ["error: stage 5 (--dev-set, where JDI-T's settings are chosen): test is a sealed set "
+                      "(sealed: ood test): choices are made on dev, sealed sets are only scored"], proc.stderr[-2000:]
+    # before any work: neither the test set's synthesis nor the dev alignment ran
+    assert [p.stat().st_mtime for p in (dev / "durations_aligner", exp / "tts_jdit/decode_test/synth.json")] == stamps

@@ -8,11 +8,14 @@ Before training this checks that the config matches the data (sampling rate of t
 of the first feature matrix) and names the file when it does not. Training resumes from the newest
 OUTDIR/checkpoint-<N>steps.pkl; when that already reached train_max_steps nothing is trained. The result is
 OUTDIR/checkpoint.pkl (a copy of the last checkpoint; OUTDIR/config.yml beside it, as
-`parallel_wavegan.utils.load_model` expects). Seeded: the same run gives the same vocoder.
+`parallel_wavegan.utils.load_model` expects). Seeded: the same run gives the same vocoder. Each run that trains
+appends its commit and device to OUTDIR/trained_by.json (the trainer is not an ESPnet task, which records itself):
+RESULTS.md's environment block names them.
 """
 import argparse
 import sys
 
+from local_models.common.results import record_training
 from local_models.jdit.vocoder import load_config, select_training_device, train
 
 
@@ -38,7 +41,8 @@ def main(argv=None):
     try:
         select_training_device(args.ngpu)  # before torch is loaded
         config = load_config(args.config, args.max_steps)
-        final = train(args.outdir, config, args.train_dir, args.valid_dir, args.seed, args.verbose)
+        final = train(args.outdir, config, args.train_dir, args.valid_dir, args.seed, args.verbose,
+                      on_start=lambda: record_training(args.outdir, args.ngpu))
     except (ValueError, OSError) as e:
         sys.exit(f"jdit_pwg_train: {e}")
     print(f"jdit_pwg_train: vocoder -> {final}")

@@ -23,6 +23,16 @@ argmax input token of output frame t:
   incomplete: the last frame's p_T is not among the last SKIP_TOKENS input tokens (stopped early), or the
               decoder ran to its maximum length (never stopped).
 The failure rate is the share of utterances with at least one of them.
+
+Beside the DTW MCD, the 1:1 MCD (frame t against frame t over the longer of the two, the shorter held at its last
+frame) and the length ratio (synthesised / reference frames) catch a wrong length, which DTW hides. A system whose
+attention (a student: its teacher's) failed on more than half the utterances, or whose length ratio lies outside
+0.5-2, is reported as not converged and left out of the MCD ordering. Verdicts (local_models/common/verdict.py):
+the ordering of each converged baseline against JDI-T (its frame-pooled MCD minus JDI-T's, paired bootstrap over
+utterances, by speaker where a set has several) and the aligner's duration goal (MAE < 2 frames, on the upper end
+of its interval), each with the set JDI-T's settings were chosen on (--chosen-on). A scoring of a --sealed-sets set
+is a look (exp/sealed_looks.tsv, under the fingerprint of --config-files and --option): results.json
+"sealed_looks", RESULTS.md's Verdicts section.
 """
 import argparse
 import sys
@@ -42,15 +52,29 @@ def get_parser():
     p.add_argument("--exp", default="exp")
     p.add_argument("--data", default="data")
     p.add_argument("--results-md", default="RESULTS.md")
+    p.add_argument("--sealed-sets", nargs="*", default=["test"], help="sets only scored, never chosen on")
+    p.add_argument("--dev-set", default=None,
+                   help="where JDI-T's settings are chosen: its aligner durations are scored beside the test sets'")
+    p.add_argument("--chosen-on", default="test",
+                   help="the set JDI-T's departures from the paper were chosen on (each verdict states it)")
+    p.add_argument("--config-files", nargs="*", default=[], help="the configuration files that define the systems")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a run option that defines the systems (repeatable): with --config-files, the looks' "
+                        "configuration fingerprint")
     return p
 
 
 def main(argv=None):
     args = get_parser().parse_args(argv)
+    bad = [o for o in args.option if "=" not in o]
+    if bad:
+        sys.exit(f"jdit_score: --option {bad[0]}: expected KEY=VALUE")
     try:
         score(ScoreOptions(systems=tuple(args.systems), sets=tuple(args.sets), corpus=args.corpus,
                            gt_mel_rows=tuple(args.gt_mel_rows), exp=args.exp, data=args.data,
-                           results_md=args.results_md))
+                           results_md=args.results_md, sealed_sets=tuple(args.sealed_sets), dev_set=args.dev_set,
+                           chosen_on=args.chosen_on, config_files=tuple(args.config_files),
+                           options=dict(o.split("=", 1) for o in args.option)))
     except (ValueError, OSError, KeyError) as e:
         sys.exit(f"jdit_score: {e}")
     print(f"jdit_score: {args.results_md}, {args.exp}/results.json")

@@ -22,6 +22,17 @@ from espnet2.train.collate_fn import CommonCollateFn  # noqa: E402
 from espnet2.train.trainer import Trainer  # noqa: E402
 
 
+def record_run(args: argparse.Namespace) -> None:
+    """Record which commit and device train ARGS.output_dir (common/results.record_training), for any ESPnet2 task's
+    parsed arguments: not for --collect_stats / --print_config / --dry_run, and by rank 0 only."""
+    if args.output_dir and not (args.collect_stats or args.print_config or args.dry_run):
+        from local_models.common.results import record_training
+
+        # an external launcher (torchrun, srun) gives the rank by environment before ESPnet reads it
+        rank = args.dist_rank if args.dist_rank is not None else int(os.environ.get("RANK", "0") or 0)
+        record_training(args.output_dir, ngpu=args.ngpu, dist_rank=rank)
+
+
 class LocalTask(AbsTask):
     """Subclasses set `class_choices_list` (its first ClassChoices picks the model) and implement
     required_data_names; what differs between tasks is declared as class attributes:
@@ -46,12 +57,7 @@ class LocalTask(AbsTask):
         RESULTS.md's environment block names them)."""
         if args is None:
             args = cls.get_parser().parse_args(cmd)
-        if args.output_dir and not (args.collect_stats or args.print_config or args.dry_run):
-            from local_models.common.results import record_training
-
-            # an external launcher (torchrun, srun) gives the rank by environment before ESPnet reads it
-            rank = args.dist_rank if args.dist_rank is not None else int(os.environ.get("RANK", "0") or 0)
-            record_training(args.output_dir, ngpu=args.ngpu, dist_rank=rank)
+        record_run(args)
         return super().main(args=args)
 
     @classmethod

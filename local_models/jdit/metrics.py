@@ -34,7 +34,8 @@ def read_durations(path: Path) -> dict:
 def duration_accuracy(hyp: dict, ref: dict, where: str, tokens: Optional[dict] = None) -> dict:
     """Over all tokens of the utterances in both: MAE in frames, share within +-1 frame, share of zero durations;
     and over the internal token boundaries (cumulative sums, the last one is the utterance length): boundary MAE
-    in frames and share within +-1 frame (11.6 ms at hop 256 / 22.05 kHz: the usual 20 ms tolerance).
+    in frames and share within +-1 frame (11.6 ms at hop 256 / 22.05 kHz: the usual 20 ms tolerance); `per_utt`:
+    {utt: [sum of |error|, tokens]}, what a bootstrap over utterances resamples.
 
     The boundary error separates two things the duration MAE mixes: where the aligner puts the acoustic
     segment boundaries, and how it shares a segment between a sounding token and a silent neighbour (the
@@ -48,12 +49,13 @@ def duration_accuracy(hyp: dict, ref: dict, where: str, tokens: Optional[dict] =
     utts = sorted(set(hyp) & set(ref))
     if not utts:
         raise ValueError(f"{where}: no utterance in common with the true durations")
-    err, bnd, zeros, per_token, per_pair = [], [], 0, {}, {}
+    err, bnd, zeros, per_token, per_pair, per_utt = [], [], 0, {}, {}, {}
     for u in utts:
         if len(hyp[u]) != len(ref[u]):
             raise ValueError(f"{where}: utterance {u}: {len(hyp[u])} durations for {len(ref[u])} tokens")
         diff = hyp[u] - ref[u]
         err.append(np.abs(diff))
+        per_utt[u] = [int(err[-1].sum()), len(diff)]
         bnd.append(np.cumsum(hyp[u])[:-1] - np.cumsum(ref[u])[:-1])
         zeros += int((hyp[u] == 0).sum())
         if tokens is not None and u in tokens:
@@ -70,7 +72,7 @@ def duration_accuracy(hyp: dict, ref: dict, where: str, tokens: Optional[dict] =
                boundary_mae_frames=float(np.abs(b).mean()) if len(b) else 0.0,
                boundary_within1=float((np.abs(b) <= 1).mean()) if len(b) else 1.0,
                boundary_signed_mean=float(b.mean()) if len(b) else 0.0,
-               tokens=int(len(e)), utterances=len(utts))
+               tokens=int(len(e)), utterances=len(utts), per_utt=per_utt)
     if tokens is not None:
         out["bias"] = {t: [float(np.mean(v)), len(v)] for t, v in per_token.items()}
         out["boundary_bias"] = {k: [float(np.mean(v)), len(v)] for k, v in per_pair.items()}
@@ -128,12 +130,92 @@ def attention_failures(path: np.ndarray, n_in: int, hit_maxlen: bool, k: int = S
 MCD_ANALYSIS = dict(shift_ms=5.0, alpha=None, f0_method="harvest", f0_floor=40.0, f0_ceil=800.0)
 
 
+def mcd_one_to_one(ref_mc, hyp_mc, order: Optional[int] = None) -> dict:
+    """MCD (dB) of frame t against frame t over the LONGER of the two, the shorter one held at its last frame (a
+    synthesis ends in silence: missing speech is scored as that silence, babbling past the end against the
+    reference's). Unlike the DTW MCD it penalises a wrong length: an utterance said in 17 % of its time matches
+    frame by frame under DTW but not here. Coefficients c1..c_order as the DTW MCD (c0, the gain, dropped), the
+    same frame distortion (10 / ln 10) * sqrt(2 * sum_n (c_n - c'_n)^2). Keys: mcd_1to1_db, mcd_1to1_sum_db,
+    frames_1to1."""
+    r, h = np.asarray(ref_mc, dtype=np.float64), np.asarray(hyp_mc, dtype=np.float64)
+    if r.ndim != 2 or h.ndim != 2 or r.shape[1] != h.shape[1] or not len(r) or not len(h):
+        raise ValueError(f"mel-cepstra of shapes {r.shape} and {h.shape}: need (T > 0, order+1) each, one order")
+    hi = r.shape[1] if order is None else int(order) + 1
+    n = max(len(r), len(h))
+    r = np.pad(r[:, 1:hi], ((0, n - len(r)), (0, 0)), mode="edge")
+    h = np.pad(h[:, 1:hi], ((0, n - len(h)), (0, 0)), mode="edge")
+    frame_db = 10.0 / np.log(10.0) * np.sqrt(2.0 * np.sum((r - h) ** 2, axis=1))
+    return {"mcd_1to1_db": float(frame_db.mean()), "mcd_1to1_sum_db": float(frame_db.sum()), "frames_1to1": n}
+
+
+class _RefAnalysis:
+    """The reference side of every decode dir of one set, analysed once: {utt: (mel-cepstrum, f0, rate)}."""
+
+    def __init__(self, table: dict, sample_rate: Optional[int]):
+        self.table, self.sample_rate, self.done = table, sample_rate, {}
+
+    def get(self, utt: str):
+        from local_models.common.audio import load_audio
+        from local_models.common.mcd import default_order, mel_cepstrum
+
+        if utt not in self.done:
+            wave, sr = load_audio(self.table[utt], self.sample_rate)
+            mc, f0 = mel_cepstrum(wave, sr, default_order(sr), return_f0=True, name="ref", **MCD_ANALYSIS)
+            self.done[utt] = (mc, f0, sr)
+        return self.done[utt]
+
+
+def score_decode_dir(refs: _RefAnalysis, ref_src: str, hyp_src: str) -> dict:
+    """What local_models.common.mcd.score_sources (DTW, its defaults) returns for REF_SRC against HYP_SRC, the
+    reference analysed once per set (REFS), plus per utterance and pooled the 1:1 MCD (mcd_one_to_one) and the
+    frame-count ratio hyp / ref."""
+    from pysptk.util import mcepalpha
+
+    from local_models.common.audio import AudioError, load_audio, resample
+    from local_models.common.mcd import default_order, f0_metrics, mcd_dtw, mel_cepstrum, pool, read_source
+
+    hyp = read_source(hyp_src)
+    extra = sorted(set(hyp) - set(refs.table))
+    if extra:
+        raise ValueError(f"{len(extra)} hypothesis utterance(s) not in the reference {ref_src}: "
+                         f"{', '.join(extra[:10])}")
+    utts = [u for u in refs.table if u in hyp]
+    if not utts:
+        raise ValueError("no utterance in both reference and hypothesis")
+    per_utt, rates = {}, set()
+    for utt in utts:
+        try:
+            ref_mc, ref_f0, sr = refs.get(utt)
+            hw, hsr = load_audio(hyp[utt], refs.sample_rate)
+            hw = resample(np.asarray(hw, dtype=np.float64), hsr, sr) if hsr != sr else hw
+            hyp_mc, hyp_f0 = mel_cepstrum(hw, sr, default_order(sr), return_f0=True, name="hyp", **MCD_ANALYSIS)
+            out = mcd_dtw(ref_mc, hyp_mc, include_c0=False)
+            out.update(f0_metrics(ref_f0, hyp_f0, out.pop("path")), **mcd_one_to_one(ref_mc, hyp_mc),
+                       length_ratio=len(hyp_mc) / len(ref_mc))
+        except (AudioError, ValueError) as e:
+            raise ValueError(f"utterance '{utt}': {e}") from None
+        per_utt[utt] = out
+        rates.add(sr)
+    settings = {"variant": "dtw", "include_c0": False, "sample_rates": sorted(rates), **MCD_ANALYSIS,
+                "order": sorted({default_order(sr) for sr in rates}),
+                "alpha": sorted({round(mcepalpha(sr), 4) for sr in rates}),
+                "dims_scored": sorted({r["dims"] for r in per_utt.values()})}
+    one = list(per_utt.values())
+    return {"ref": ref_src, "hyp": hyp_src, "utterances_scored": len(utts),
+            "ref_utterances_skipped": len(refs.table) - len(utts), "settings": settings, **pool(per_utt),
+            "mcd_1to1_db_frame_pooled": sum(r["mcd_1to1_sum_db"] for r in one) / sum(r["frames_1to1"] for r in one),
+            "length_ratio_utt_mean": float(np.mean([r["length_ratio"] for r in one])), "per_utt": per_utt}
+
+
 def score_decode_dirs(ref: str, decode_dirs, sample_rate: Optional[int] = None) -> None:
     """`mcd_score --ref REF --hyp D/wav.scp --sample-rate SR --json D/mcd.json --per-utt D/mcd_per_utt.tsv` for
-    every decode dir D, in one process (each mcd_score process pays its imports again: the smoke run scores 6)."""
-    from local_models.common.mcd import score_sources, summary_lines, write_reports
+    every decode dir D in one process, the reference analysed once (score_decode_dir), with the 1:1 MCD and the
+    length ratio added to D/mcd.json."""
+    from local_models.common.mcd import read_source, summary_lines, write_reports
 
+    refs = _RefAnalysis(read_source(ref), sample_rate)
     for d in decode_dirs:
-        out = score_sources(ref, f"{d}/wav.scp", True, None, None, sample_rate, **MCD_ANALYSIS)
-        print(f"{d}: " + "; ".join(summary_lines(out)))
+        out = score_decode_dir(refs, ref, f"{d}/wav.scp")
+        print(f"{d}: " + "; ".join(summary_lines(out)) + f"; MCD 1:1 {out['mcd_1to1_db_frame_pooled']:.3f} dB, "
+              f"length ratio {out['length_ratio_utt_mean']:.2f}")
         write_reports(out, f"{d}/mcd.json", f"{d}/mcd_per_utt.tsv")

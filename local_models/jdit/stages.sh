@@ -20,10 +20,14 @@
 #         5 synthesis of every --test-sets set with text_phn: exp/tts_<system>/decode_<set>/{wav,feats,durations,
 #           synth.json (RTF)}; "GT mel" = the vocoder on the reference mels (exp/gt_mel/decode_<set>), and the
 #           other vocoder on them (exp/gt_mel_pwg or exp/gt_mel_griffin_lim): the two vocoders compared; JDI-T's
-#           aligner (teacher forced) and predictor durations -> exp/tts_jdit/align_<set> (+ attention plots)
-#         6 scoring: MCD (DTW) / log-F0 RMSE against the recordings (both at ${mcd_sample_rate} Hz), duration
-#           accuracy against the true durations (sets with phones.ctm), attention failures of the AR models, RTF, and
-#           the speed benchmark at equal output lengths (benchmarks/kss_speed.py) -> exp/results.json, ${results_md}
+#           aligner (teacher forced) and predictor durations -> exp/tts_jdit/align_<set> (+ attention plots); the
+#           same on --dev-set (exp/tts_jdit/align_<dev_set>), the set JDI-T's settings are chosen on: a sealed set
+#           there (--sealed-sets) stops the stage before any work
+#         6 scoring: MCD (DTW, and 1:1 with the length ratio: DTW cannot see a wrong length) / log-F0 RMSE against
+#           the recordings (both at ${mcd_sample_rate} Hz), duration accuracy against the true durations (sets with
+#           phones.ctm), attention failures of the AR models, RTF, and the speed benchmark at equal output lengths
+#           (benchmarks/kss_speed.py); verdicts on 95 % intervals (a baseline that did not converge is not ranked);
+#           each scoring of a sealed set is a look (exp/sealed_looks.tsv) -> exp/results.json, ${results_md}
 #         7 pack: every --systems system with all synthesis needs (config, ${inference_model}, mel statistics, token
 #           list, feature settings, the vocoder its decode dirs used) and a model card (metrics from results.json)
 #           -> exp/tts_<system>/packed/model.tar.gz; speak with it: text-to-speech --model ARCHIVE --text ... -o x.wav
@@ -48,6 +52,11 @@ nj=2                    # jobs at a time: feature extraction, stage 4's training
 train_set=train         # training set (also the token list's and the mel statistics' source)
 valid_set=dev           # validation set of the trainings
 test_sets="test"        # sets to synthesise and score (stages 5-6)
+sealed_sets="test"      # sets only scored, never chosen on: a tuning step handed one stops
+                        # (local_models/common/sealed.py); each scoring of one is a look (exp/sealed_looks.tsv)
+dev_set=dev             # where JDI-T's settings are chosen: stage 5 aligns it, stage 6 scores its durations ("" none)
+jdit_chosen_on=test     # the set JDI-T's departures from the paper (conf/tuning/train_jdit_tiny.yaml) were chosen on:
+                        # test, in an earlier version; not yet re-chosen on --dev-set. Every verdict states it
 seed=0                  # training seed (the data seed too, where local/data.sh takes one)
 unknown_chars=error     # characters with no reading in --lang in the text: error (file:line) or drop
 token_type=espeak       # text tokens: espeak (espeak-ng's phonemes of --lang, one per phone event of the mini corpus:
@@ -151,6 +160,17 @@ vocoder_of() {
 
 # alt_name: the other vocoder's name (its reference-mel rows: exp/gt_mel_<name>)
 alt_name() { jdit_systems alt_name "${vocoder}"; }
+
+# system_configs: the files that define the systems scored (their training configs, the trained vocoder's, the
+# features'), one per line: the sealed looks' configuration fingerprint
+system_configs() {
+    local s
+    for s in ${systems}; do config_of "${s}"; done
+    if [ "${vocoder}" = pwg ] || [ "${train_pwg}" = true ]; then
+        echo "conf/tuning/train_pwg${train_config_suffix}.yaml"
+    fi
+    echo conf/fbank.conf
+}
 
 # ordered_systems: --systems in training order (the teacher before FastSpeech), on one line
 ordered_systems() {
@@ -287,6 +307,25 @@ synthesise_set() {
     fi
 }
 
+# align_dev: stage 5's measurement on --dev-set, the set JDI-T's settings are chosen on: the aligner's (teacher
+# forced) and predictor durations -> exp/tts_jdit/align_${dev_set} (stage 6 scores them against the true durations)
+# shellcheck disable=SC2086  # the launcher is a word list
+align_dev() {
+    local out=exp/tts_jdit/align_${dev_set}
+    require "data/${dev_set}/text_phn" "stage 3 (text)"
+    require "data/${dev_set}/feats.scp" "stage 2 (features)"
+    log "Stage 5: JDI-T aligner and predictor durations on the dev set data/${dev_set} -> ${out}"
+    run_logged "${out}" ${decode_launch} "${out}/align.log" python -m local_models.bin.jdit_align \
+        --model-dir exp/tts_jdit --model-file "${inference_model}" --ngpu "${inference_ngpu}" "data/${dev_set}" "${out}"
+}
+
+# check_dev: refuse a sealed --dev-set (one line, exit 1) before a stage that chooses on it does any work
+check_dev() {
+    [ -n "${dev_set}" ] || return 0
+    python -m local_models.common.sealed check --tuning "${dev_set}" --sealed "${sealed_sets}" \
+        --what "$1 (--dev-set, where JDI-T's settings are chosen)" || exit 1
+}
+
 # score_set SET: stage 6's MCD / log-F0 RMSE of every decode dir of one data dir with audio (skips up-to-date ones;
 # the others in one process: mcd_score's analysis and outputs, its imports paid once)
 score_set() {
@@ -342,8 +381,10 @@ run_stages() {
         train_all   # nj trainings at a time on the CPU (one thread each), one at a time on a local GPU
     fi
     if stage_enabled 5; then
+        check_dev "stage 5"
         [ "$(vocoder_of main)" = griffin_lim ] || require "$(vocoder_of main)" "stage 4 (vocoder training)"
         for x in ${test_sets}; do synthesise_set "${x}"; done
+        if [ -n "${dev_set}" ] && [[ " ${systems} " == *" jdit "* ]]; then align_dev; fi
     fi
     if stage_enabled 6; then
         for x in ${test_sets}; do score_set "${x}"; done
@@ -355,9 +396,15 @@ run_stages() {
             rm -f exp/benchmarks/kss_speed.json  # no stale timings in RESULTS.md
         fi
         log "Stage 6: scoring -> exp/results.json, ${results_md}"
-        # shellcheck disable=SC2086  # --systems / --test-sets are word lists
+        check_dev "stage 6"
+        # shellcheck disable=SC2086,SC2046  # --systems / --test-sets / --sealed-sets / the configs are word lists
         run_logged exp/score python -m local_models.bin.jdit_score --systems ${systems} --sets ${test_sets} \
-            --gt-mel-rows gt_mel "gt_mel_$(alt_name)" --results-md "${results_md}" --corpus "${corpus}"
+            --gt-mel-rows gt_mel "gt_mel_$(alt_name)" --results-md "${results_md}" --corpus "${corpus}" \
+            --sealed-sets ${sealed_sets} ${dev_set:+--dev-set "${dev_set}"} --chosen-on "${jdit_chosen_on}" \
+            --config-files $(system_configs) --option "vocoder=${vocoder}" --option "seed=${seed}" \
+            --option "inference_model=${inference_model}" --option "griffin_lim_iters=${griffin_lim_iters}" \
+            --option "mcd_sample_rate=${mcd_sample_rate}" --option "train_args=${train_args}" \
+            --option "inference_args=${inference_args}" --option "token_type=${token_type}"
     fi
     if stage_enabled 7; then
         for s in ${systems}; do

@@ -56,5 +56,16 @@ class JDITTask(TTSTask):
         group.add_argument("--g2p_lang", default="ko", choices=LANGS,
                            help="language of the phoneme front end of text_phn (local_models.jdit.phonemes)")
 
+    @classmethod
+    def main(cls, args=None, cmd=None):
+        """ESPnet's main, after recording which commit and device train OUTPUT_DIR (TTSTask is not a LocalTask,
+        which records itself): RESULTS.md's environment block names them (common/results.record_training)."""
+        if args is None:
+            args = cls.get_parser().parse_args(cmd)
+        from local_models.common.espnet_task import record_run
+
+        record_run(args)
+        return super().main(args=args)
+
 
 __all__ = ["JDITTask", "JDIT", "register"]

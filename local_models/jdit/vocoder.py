@@ -12,6 +12,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -161,9 +162,11 @@ def _run_trainer(argv: list, seed: int) -> None:
         sys.argv = old_argv
 
 
-def train(outdir, config: dict, train_dir, valid_dir, seed: int = 0, verbose: int = 1) -> Path:
+def train(outdir, config: dict, train_dir, valid_dir, seed: int = 0, verbose: int = 1,
+          on_start: Optional[Callable[[], object]] = None) -> Path:
     """Train (or resume from the newest OUTDIR/checkpoint-<N>steps.pkl) up to config's train_max_steps, after
-    checking both data dirs; nothing is trained when that checkpoint already reached it. Returns
+    checking both data dirs; nothing is trained when that checkpoint already reached it. ON_START is called once
+    the checks passed, right before the trainer runs (jdit_pwg_train: record_training). Returns
     OUTDIR/checkpoint.pkl, a copy of the last checkpoint (OUTDIR/config.yml beside it, as
     `parallel_wavegan.utils.load_model` expects)."""
     import yaml
@@ -186,6 +189,8 @@ def train(outdir, config: dict, train_dir, valid_dir, seed: int = 0, verbose: in
         if done:
             argv += ["--resume", str(done[-1][1])]
             print(f"jdit_pwg_train: resuming from {done[-1][1]}")
+        if on_start is not None:
+            on_start()
         _run_trainer(argv, seed)
         done = checkpoints(outdir)
         if not done:

@@ -18,6 +18,7 @@ cd "$(dirname "$0")"
 train_set=train
 valid_set=dev
 test_sets="test ood"
+sealed_sets="test ood"  # only scored: JDI-T's settings are chosen on --dev-set (dev)
 kss_dev=200             # KSS: held-out utterances at the end of the transcript (paper: 200 valid + 50 test)
 kss_test=50
 mini_utts=300           # mini corpus size (db.sh empty); the last 10 % are held out (dev 5 %, test 5 %)

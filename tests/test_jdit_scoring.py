@@ -1,0 +1,229 @@
+"""egs/kss/tts1 scoring (local_models/jdit/metrics.py, report.py): the length-penalising MCD beside the DTW MCD,
+baselines that did not converge left out of the ordering, and the interval verdicts (common/verdict.py)."""
+import json
+
+import numpy as np
+import pytest
+import soundfile
+
+from local_models.common.mcd import mcd_dtw, read_source, score_sources
+from local_models.jdit import metrics, report
+
+
+def _trajectory(frames=120, order=23, seed=0):
+    """A smooth mel-cepstral trajectory: a spoken utterance's slowly changing envelope."""
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0, 6 * np.pi, frames)[:, None]
+    return np.sin(t * rng.uniform(0.3, 1.5, order + 1) + rng.uniform(0, 6, order + 1)) * rng.uniform(0.2, 1.0,
+                                                                                                       order + 1)
+
+
+def test_one_to_one_mcd_penalises_a_wrong_length_that_dtw_hides():
+    ref = _trajectory()
+    assert metrics.mcd_one_to_one(ref, ref) == {"mcd_1to1_db": 0.0, "mcd_1to1_sum_db": 0.0, "frames_1to1": 120}
+    # the whole utterance in 17 % of its time (every 6th frame): DTW pairs each reference frame with a near one
+    fast = ref[::6]
+    assert len(fast) / len(ref) == pytest.approx(0.17, abs=0.01)
+    dtw = mcd_dtw(ref, fast)["mcd_db"]
+    one = metrics.mcd_one_to_one(ref, fast)
+    assert one["frames_1to1"] == 120 and dtw < 4.0 and one["mcd_1to1_db"] > 4 * dtw, (dtw, one)
+    # a wrong length scores worse the further it is off; c0 (the gain) is left out as in the DTW MCD
+    half = ref[::2]
+    assert dtw < metrics.mcd_one_to_one(ref, half)["mcd_1to1_db"] < one["mcd_1to1_db"]
+    louder = ref.copy()
+    louder[:, 0] += 3.0
+    assert metrics.mcd_one_to_one(ref, louder)["mcd_1to1_db"] == 0.0
+    # longer than the reference: the reference's last frame (its final silence) stands for the missing speech
+    slow = np.repeat(ref, 2, axis=0)
+    assert metrics.mcd_one_to_one(ref, slow)["frames_1to1"] == 240
+    assert metrics.mcd_one_to_one(ref, slow)["mcd_1to1_db"] > 5 * mcd_dtw(ref, slow)["mcd_db"]
+    with pytest.raises(ValueError, match="one order"):
+        metrics.mcd_one_to_one(ref, ref[:, :10])
+
+
+def _wavs(d, seconds, sr=16000):
+    d.mkdir()
+    rng = np.random.default_rng(1)
+    for i, s in enumerate(seconds):
+        t = np.arange(int(s * sr)) / sr
+        x = 0.3 * np.sin(2 * np.pi * (150 + 40 * i) * t * (1 + 0.2 * t)) + 0.01 * rng.standard_normal(len(t))
+        soundfile.write(d / f"u{i}.wav", x, sr)
+
+
+def test_decode_dir_scores_as_mcd_score_does_plus_the_length_measures(tmp_path):
+    """The stage's scorer analyses the reference once per set: its DTW numbers are mcd_score's, to the bit."""
+    _wavs(tmp_path / "ref", [0.5, 0.6])
+    _wavs(tmp_path / "hyp", [0.25, 0.7])
+    want = score_sources(str(tmp_path / "ref"), str(tmp_path / "hyp"), True, None, None, 16000,
+                         **metrics.MCD_ANALYSIS)
+    refs = metrics._RefAnalysis(read_source(str(tmp_path / "ref")), 16000)
+    got = metrics.score_decode_dir(refs, str(tmp_path / "ref"), str(tmp_path / "hyp"))
+    for key, value in want.items():
+        if key != "per_utt":
+            assert got[key] == value, key
+    for utt, r in want["per_utt"].items():
+        assert {k: v for k, v in got["per_utt"][utt].items() if k in r} == r, utt
+        assert got["per_utt"][utt]["length_ratio"] == r["hyp_frames"] / r["ref_frames"]
+    assert got["per_utt"]["u0"]["length_ratio"] == pytest.approx(0.5, abs=0.02)
+    assert got["length_ratio_utt_mean"] == pytest.approx(np.mean([v["length_ratio"] for v in got["per_utt"].values()]))
+    one = got["per_utt"]["u0"]
+    assert one["frames_1to1"] == one["ref_frames"] and one["mcd_1to1_db"] > one["mcd_db"]
+    assert set(refs.done) == {"u0", "u1"}  # cached for the next decode dir of the set
+
+
+def _row(mcd, n=8, ratio=1.0, failure=None, spread=0.3, one=None, seed=0):
+    """A system's decode metrics on `test`: per-utterance MCD sums around MCD (frames 100 each)."""
+    rng = np.random.default_rng(seed)
+    per = {f"u{i}": {"mcd_sum_db": 100 * (mcd + spread * rng.standard_normal()), "frames": 100,
+                     "mcd_1to1_sum_db": 100 * ((one or mcd + 3) + spread * rng.standard_normal()), "frames_1to1": 100}
+           for i in range(n)}
+    m = {"mcd": mcd, "mcd_1to1": one or mcd + 3, "length_ratio": ratio, "per_utt": per}
+    if failure is not None:
+        m["attention"] = {"failure_rate": failure}
+    return {"test": m}
+
+
+def _opts(tmp_path, **kw):
+    return report.ScoreOptions(systems=("jdit", "tacotron2", "transformer", "fastspeech"), sets=("test",),
+                               corpus="toy", exp=tmp_path / "exp", data=tmp_path / "data", **kw)
+
+
+def test_baselines_that_did_not_converge_are_reported_not_ranked(tmp_path):
+    rows = {"jdit": _row(9.0, ratio=0.9), "tacotron2": _row(11.0, failure=0.2, seed=1),
+            "transformer": _row(12.0, failure=1.0, seed=2), "fastspeech": _row(8.0, ratio=0.17, seed=3)}
+    j = report.judge(_opts(tmp_path), rows, {})
+    assert j["not_converged"] == {
+        "transformer": "attention failed on 100.0 % of utterances",
+        "fastspeech": "its teacher's (Transformer) attention failed on 100.0 % of utterances; length ratio 0.17, "
+                      "outside 0.5-2"}
+    lines = j["ordering"]
+    assert any(l.startswith("MCD ordering on `test`, FastSpeech vs JDI-T (ours): not judged, not converged")
+               for l in lines)
+    assert not any("FastSpeech − JDI-T" in l for l in lines)  # its 8.0 dB is not ranked above JDI-T's 9.0
+    taco = [l for l in lines if l.startswith("MCD (DTW) on `test`, Tacotron2 − JDI-T (ours)")]
+    want = (sum(v["mcd_sum_db"] for v in rows["tacotron2"]["test"]["per_utt"].values())
+            - sum(v["mcd_sum_db"] for v in rows["jdit"]["test"]["per_utt"].values())) / 800  # frame-pooled, paired
+    assert len(taco) == 1 and f": **holds**, {want:+.2f} [+" in taco[0] and "bootstrap over 8 utterances" in taco[0]
+    assert "; chosen on test (JDI-T's departures from the paper were chosen on this sealed set" in taco[0]
+    # the paper puts the Transformer above JDI-T on KSS: once converged, a lower JDI-T MCD contradicts it
+    rows["transformer"] = _row(12.0, failure=0.1, seed=2)
+    trf = next(line for line in report.judge(_opts(tmp_path), rows, {})["ordering"]
+               if line.startswith("MCD (DTW) on `test`, Tr"))
+    assert "(the paper's KSS MOS puts Transformer above): does NOT hold, +" in trf
+    # one length rule for every system, JDI-T included: then nothing is ranked
+    rows["jdit"] = _row(9.0, ratio=2.5)
+    assert all("not judged" in l for l in report.judge(_opts(tmp_path), rows, {})["ordering"])
+
+
+def test_ordering_verdict_follows_the_interval_not_the_point(tmp_path):
+    close = {"jdit": _row(9.0, spread=2.0), "tacotron2": _row(9.3, spread=2.0, failure=0.0, seed=5)}
+    line = report.judge(_opts(tmp_path), close, {})["ordering"][0]
+    assert ": not told apart, " in line and "**" not in line
+    # speakers: the bootstrap resamples them, not the utterances
+    (tmp_path / "data/test").mkdir(parents=True)
+    (tmp_path / "data/test/utt2spk").write_text("".join(f"u{i} s{i % 3}\n" for i in range(8)))
+    line = report.judge(_opts(tmp_path), close, {})["ordering"][0]
+    assert "bootstrap over 3 speakers" in line
+
+
+def _durations(err, n_utts=10, tokens=6):
+    """Duration tables with the aligner off by ERR frames on every other token (MAE err / 2)."""
+    ref = {f"u{i}": np.full(tokens, 8) for i in range(n_utts)}
+    hyp = {u: d + np.array([err if k % 2 == 0 else 0 for k in range(tokens)]) for u, d in ref.items()}
+    return {("test", "events"): {"jdit_aligner": metrics.duration_accuracy(hyp, ref, "x")}}
+
+
+def test_duration_goal_is_judged_on_the_upper_end_of_its_interval(tmp_path):
+    opts = _opts(tmp_path, chosen_on="dev", sealed_sets=("test",))
+    assert report.judge(opts, {}, _durations(2))["goals"] == [
+        "JDI-T aligner duration MAE on `test` against the engine events (goal < 2 frames): **met**, 1.00 [1.00, 1.00] "
+        "(95 % bootstrap over 10 utterances); chosen on dev."]
+    assert "NOT met, 3.00" in report.judge(opts, {}, _durations(6))["goals"][0]
+    # utterances that disagree: the interval straddles the goal
+    durs = _durations(2)
+    per = durs[("test", "events")]["jdit_aligner"]["per_utt"]
+    for i, u in enumerate(sorted(per)):
+        per[u] = [6 * (i % 2) * 4, 6]  # MAE 0 or 4 frames
+    assert ": not shown, 2.00 [" in report.judge(opts, {}, durs)["goals"][0]
+    # a set of one utterance gives no interval: not judged
+    one = {("test", "events"): {"jdit_aligner": metrics.duration_accuracy({"a": np.array([1])}, {"a": np.array([1])},
+                                                                          "x")}}
+    assert report.judge(opts, {}, one)["goals"][0].endswith(": not judged, 0.00 frames on 1 utterance (an interval "
+                                                             "needs 2).")
+    # the dev set's rows are shown, never judged against the goal
+    assert report.judge(opts, {}, {("dev", "events"): _durations(2)[("test", "events")]})["goals"] == []
+
+
+def test_chosen_on_says_where_the_departures_were_chosen(tmp_path):
+    opts = _opts(tmp_path, sealed_sets=("test", "ood"))
+    assert report.chosen_on_text(opts).startswith("test (JDI-T's departures from the paper were chosen on this sealed")
+    (tmp_path / "exp/tts_jdit").mkdir(parents=True)
+    (tmp_path / "exp/tts_jdit/config.yaml").write_text("tts_conf:\n  aligner_transition_agent: false\n")
+    assert report.chosen_on_text(opts) == "no set (JDI-T with the paper's aligner settings)"
+    (tmp_path / "exp/tts_jdit/config.yaml").write_text("tts_conf:\n  guided_attn_weight: 50.0\n")
+    assert report.chosen_on_text(report.ScoreOptions(("jdit",), ("test",), "c", exp=tmp_path / "exp",
+                                                     chosen_on="dev")) == "dev"
+
+
+def test_results_json_keeps_the_looks_and_the_verdicts(tmp_path, monkeypatch):
+    """Two scorings of the sealed test set under one configuration: 2 looks, said in RESULTS.md; a user's own set
+    scored afterwards keeps the looks of the rows it shows."""
+    from local_models.bin import jdit_score
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "conf.yaml").write_text("a: 1\n")
+    per_utt = {f"u{i}": dict(hyp_frames=90, ref_frames=100, mcd_sum_db=900.0 + i, frames=100,
+                             mcd_1to1_sum_db=1200.0, frames_1to1=100) for i in range(3)}
+    for x in ("test", "mine"):
+        (tmp_path / f"data/{x}").mkdir(parents=True)
+        (tmp_path / f"data/{x}/wav.scp").write_text("")
+        d = tmp_path / f"exp/tts_jdit/decode_{x}"
+        d.mkdir(parents=True)
+        (d / "synth.json").write_text(json.dumps(dict(
+            utterances=3, audio_seconds=1.0, acoustic_rtf=0.02, vocoder_rtf=0.3, threads=1,
+            per_utt={u: dict(peak=0.5, hit_maxlen=False) for u in per_utt})))
+        (d / "mcd.json").write_text(json.dumps(dict(
+            mcd_db_frame_pooled=9.01, mcd_db_utt_mean=9.01, lf0_rmse_frame_pooled=0.2, vuv_error_frame_pooled=0.1,
+            mcd_1to1_db_frame_pooled=12.0, settings=dict(sample_rates=[16000], order=[23], alpha=[0.41],
+                                                         shift_ms=5.0), per_utt=per_utt)))
+    args = ["--systems", "jdit", "--corpus", "toy", "--config-files", "conf.yaml", "--option", "vocoder=griffin_lim"]
+    jdit_score.main([*args, "--sets", "test"])
+    res = json.loads((tmp_path / "exp/results.json").read_text())
+    assert res["sealed_looks"]["looks"] == {"test": 1} and res["systems"]["jdit"]["test"]["mcd_1to1"] == 12.0
+    assert "per_utt" not in res["systems"]["jdit"]["test"]
+    md = (tmp_path / "RESULTS.md").read_text()
+    assert "Sealed sets scored under this configuration: test 1 time." in md
+    assert "| JDI-T (ours) | 3.77 | 3.52 | 9.01 | 12.00 | 0.200 | 10.0 | 0.90 | no attention at synthesis | yes |" in md
+    assert res["headline"][:2] == ["`test` MCD (DTW): JDI-T (ours) 9.01 dB",
+                                   "`test` MCD 1:1 (penalises a wrong length) / length ratio: JDI-T (ours) 12.00 dB / "
+                                   "0.90"]
+    jdit_score.main([*args, "--sets", "test"])
+    assert "test 2 times (test scored more than once" in (tmp_path / "RESULTS.md").read_text()
+    jdit_score.main([*args, "--sets", "mine"])
+    assert json.loads((tmp_path / "exp/results.json").read_text())["sealed_looks"]["looks"] == {"test": 2}
+    (tmp_path / "conf.yaml").write_text("a: 2\n")  # another configuration: its looks start again
+    jdit_score.main([*args, "--sets", "test"])
+    assert json.loads((tmp_path / "exp/results.json").read_text())["sealed_looks"]["looks"] == {"test": 1}
+    with pytest.raises(SystemExit, match="--option vocoder: expected KEY=VALUE"):
+        jdit_score.main(["--systems", "jdit", "--corpus", "toy", "--sets", "test", "--option", "vocoder"])
+
+
+def test_readme_cell_reads_the_interval_verdicts(tmp_path):
+    """README's KSS cell from the new headline: the FastSpeech ordering verdict (or 'not judged' when it did not
+    converge) and the goal's verdict; the old wording (the committed RESULTS.md) is still read as before."""
+    from local_models.common.readme import FAILS, HOLDS, cell
+
+    rows = {"jdit": _row(9.0, ratio=0.9), "transformer": _row(12.0, failure=0.0, seed=2),
+            "fastspeech": _row(11.0, seed=3)}
+    j = report.judge(_opts(tmp_path, chosen_on="dev"), rows, _durations(6))
+    claims = report.headline(tmp_path / "exp", ("test",), rows, {}, j)
+    text, ok = cell("egs/kss/tts1", claims)
+    diff = next(l for l in claims if "FastSpeech − JDI-T" in l).split(": ")[1].split(", ")[1].split(" ")[0]
+    assert ok and text == (f"MCD FastSpeech − JDI-T {diff} dB (paper MOS 3.23 vs 3.52): {HOLDS}; aligner MAE 3.00 "
+                           f"frames (goal < 2): {FAILS}")
+    rows["fastspeech"] = _row(8.0, ratio=0.17, seed=3)
+    claims = report.headline(tmp_path / "exp", ("test",), rows, {}, report.judge(_opts(tmp_path), rows, {}))
+    assert cell("egs/kss/tts1", claims) == ("MCD vs FastSpeech: not judged (not converged)", True)
+    old = ["`test` MCD: JDI-T (ours) 9.44 dB, FastSpeech 11.03 dB, Transformer 12.39 dB"]
+    assert cell("egs/kss/tts1", old) == (f"MCD JDI-T 9.44 vs FastSpeech 11.03 dB (paper MOS 3.52 vs 3.23): {HOLDS}",
+                                         True)
