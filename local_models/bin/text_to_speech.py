@@ -11,7 +11,6 @@ from pathlib import Path
 
 from local_models.common.cli import (AUDIO_SUFFIXES, add_model_args, check_output_dir, check_output_file, positive,
                                      results, run_main, set_threads, write_wav)
-from local_models.common.pack import read_card
 
 PAPERS = {"jdit": "JDI-T (Korean)", "salad": "SALAD / MUSA-RNN (Spanish)"}
 
@@ -31,6 +30,8 @@ def get_parser() -> argparse.ArgumentParser:
 
 
 def load_synthesiser(model: str, paper, device: str):
+    from local_models.common.pack import read_card  # not for --help: it loads yaml
+
     card = read_card(model)
     paper = (card or {}).get("paper", paper)
     if paper is None:

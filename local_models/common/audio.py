@@ -13,8 +13,7 @@ import soundfile
 from .datadir import DataDirError, read_segments, read_table
 
 
-class AudioError(RuntimeError):
-    pass
+from .errors import AudioError  # noqa: E402,F401  (defined beside cli's other error classes)
 
 
 def read_entry_bytes(entry: str) -> Tuple[bytes, str]:

@@ -9,14 +9,14 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
-import numpy as np
+# the error classes alone, from a module that imports nothing heavy: `<command> --help` loads no numpy, soundfile,
+# yaml or torch (tests/test_lean_help.py); what writes outputs imports them when it runs
+from .errors import AudioError, DataDirError, EspeakUnavailable, PackError
 
-from .audio import AudioError
-from .datadir import DataDirError, atomic_open
-from .pack import PackError
-from .synth import EspeakUnavailable
+if TYPE_CHECKING:
+    import numpy as np
 
 # a user's mistakes (bad file, bad archive, bad text, a missing espeak-ng): one line naming the input, no traceback
 USER_ERRORS = (AudioError, PackError, DataDirError, FileNotFoundError, ValueError, KeyError, EspeakUnavailable)
@@ -134,7 +134,10 @@ def check_output_dir(path) -> Path:
 
 def write_wav(path, wave: np.ndarray, sample_rate: int) -> Path:
     """WAVE as 16-bit PCM at PATH (format from the suffix: .wav/.flac/.ogg), written atomically."""
+    import numpy as np
     import soundfile
+
+    from .datadir import atomic_open
 
     path = Path(path)
     fmt = {".wav": "WAV", ".flac": "FLAC", ".ogg": "OGG"}.get(path.suffix.lower())
@@ -151,6 +154,8 @@ def write_text(path, text: str) -> Path:
     if str(path) == "-":
         results().write(text)
         return Path("-")
+    from .datadir import atomic_open
+
     with atomic_open(path) as f:
         f.write(text)
     return Path(path)

@@ -32,15 +32,7 @@ UTT_TABLES = (
 )
 
 
-class DataDirError(ValueError):
-    """A defect in a data-dir file; the message names file, line and reason."""
-
-    def __init__(self, path: PathLike, line: Optional[int], reason: str):
-        self.path = str(path)
-        self.line = line
-        self.reason = reason
-        where = f"{self.path}:{line}" if line is not None else self.path
-        super().__init__(f"{where}: {reason}")
+from .errors import DataDirError  # noqa: E402,F401  (defined beside cli's other error classes)
 
 
 def c_sort_key(key: str) -> bytes:

@@ -45,8 +45,7 @@ PAPERS = {  # card["paper"] -> what a user reads in an error
 }
 
 
-class PackError(ValueError):
-    """A model archive that cannot be used: missing, corrupt, incomplete, or another paper's model."""
+from .errors import PackError  # noqa: E402,F401  (defined beside cli's other error classes)
 
 
 @dataclass

@@ -75,8 +75,7 @@ _BUFFER_MS = 1000
 _VOLUME = 80
 
 
-class EspeakUnavailable(RuntimeError):
-    """libespeak-ng.so.1 could not be loaded or initialised."""
+from .errors import EspeakUnavailable  # noqa: E402,F401  (defined beside cli's other error classes)
 
 
 class _EventId(ctypes.Union):

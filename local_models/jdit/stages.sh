@@ -67,6 +67,7 @@ token_list=data/token_list/phn/tokens.txt  # stage 3's ESPnet token list (from -
 systems="jdit tacotron2 transformer fastspeech"  # acoustic models to train / synthesise / score (systems.py SYSTEMS)
 train_config_suffix=_tiny  # conf/tuning/train_<system>${suffix}.yaml (and train_pwg${suffix}.yaml): "" paper size
 ngpu=$(default_ngpu)    # GPUs per training job (0: CPU; > 1: ESPnet2's DDP); default 1 when nvidia-smi lists a GPU
+dist_world_size=1       # --ngpu 0: training processes per model (> 1: CPU DDP, torchrun + gloo; utils/stage_lib.sh)
 gpu_inference=false     # synthesise on a GPU (through cuda_cmd)
 inference_nj=1          # synthesis jobs at a time (1: the RTFs in RESULTS.md are measured one process at a time)
 inference_model=valid.loss.best.pth  # checkpoint that synthesises: valid.loss.best.pth, valid.loss.ave.pth, latest.pth
