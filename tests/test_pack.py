@@ -136,6 +136,24 @@ def test_read_audio_checks(tmp_path):
         read_audio((np.ones(10, np.float32) * 0.1, 0))
 
 
+def test_a_recording_that_clips_now_and_then_is_used_with_a_warning(caplog):
+    """2 % of samples at full scale (a real recording's peaks): used, with a warning naming it; a square wave
+    (more than half at full scale) is refused."""
+    t = np.arange(16000) / 16000
+    wave = 0.5 * np.sin(2 * np.pi * 200 * t)
+    wave[::50] = 1.0  # 2 %
+    with caplog.at_level("WARNING"):
+        got, _ = read_audio((wave.astype(np.float32), 16000))
+    assert got.shape == (16000,)
+    assert "<array>: clipped (2.0 % of samples at full scale)" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        read_audio(((0.5 * wave).astype(np.float32), 16000))
+    assert "clipped" not in caplog.text
+    with pytest.raises(AudioError, match=r"clipped \(77\.5 % of samples at full scale; at most 50 % accepted\)"):
+        read_audio((np.clip(3 * np.sin(2 * np.pi * 200 * t), -1, 1).astype(np.float32), 16000))
+
+
 def test_audio_blocks_equal_one_shot(tmp_path):
     """Block-by-block reading and resampling joins to what a one-shot read and soxr resampling gives."""
     import soxr

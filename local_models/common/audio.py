@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import logging
 import subprocess
 from math import gcd
 from pathlib import Path
@@ -86,9 +87,12 @@ AudioInput = Union[str, Path, Tuple[np.ndarray, int]]
 CLIP_LEVEL = 0.999  # |x| at or above this is taken as full scale (int16's 32767 reads 0.99997)
 
 
-def check_audio(wave: np.ndarray, name: str, allow_silent: bool = False, max_clipped: float = 0.01) -> np.ndarray:
+def check_audio(wave: np.ndarray, name: str, allow_silent: bool = False, max_clipped: float = 0.5,
+                warn_clipped: float = 0.01) -> np.ndarray:
     """WAVE if a model can use it; else AudioError naming NAME: empty, NaN/inf, all silent (unless ALLOW_SILENT),
-    or more than MAX_CLIPPED of its samples at full scale (a clipped recording: a level problem to fix first)."""
+    or more than MAX_CLIPPED of its samples at full scale (a square wave, not a recording). A recording with more
+    than WARN_CLIPPED of its samples at full scale is used, with a warning: real recordings clip now and then, and
+    a model hears them still (the level is the user's to fix, not a reason to refuse)."""
     if wave.size == 0:
         raise AudioError(f"{name}: no samples (zero-length audio)")
     if not np.all(np.isfinite(wave)):
@@ -99,6 +103,10 @@ def check_audio(wave: np.ndarray, name: str, allow_silent: bool = False, max_cli
     if clipped > max_clipped:
         raise AudioError(f"{name}: clipped ({100 * clipped:.1f} % of samples at full scale; at most "
                          f"{100 * max_clipped:g} % accepted): lower the recording level")
+    if clipped > warn_clipped:
+        logging.getLogger(__name__).warning(
+            f"warning: {name}: clipped ({100 * clipped:.1f} % of samples at full scale): results may suffer; "
+            "lower the recording level")
     return wave
 
 
