@@ -364,6 +364,7 @@ def test_bad_models(packed, tmp_path):
 # ----------------------------------------------------------------------------- the command
 def test_cli(packed, tmp_path, capsys):
     from local_models.bin.speech_segments import main
+    from local_models.sad.inference import SpeechSegmenter
 
     model = str(packed["archives"]["cnn_hmm"])
     wav2 = tmp_path / "second.wav"
@@ -387,3 +388,56 @@ def test_cli(packed, tmp_path, capsys):
     assert "would both be recording 'second'" in capsys.readouterr().err
     assert run_main(main, ["-m", str(wav2), str(wav2)], prog="speech-segments") == 2
     assert "not a model archive" in capsys.readouterr().err
+    # what a VAD user sets: the regions tidied as SegmentTidier does, as JSON keyed by the file given
+    js = tmp_path / "o" / "out.json"
+    assert main(["-m", model, str(wav2), "--json", str(js), "--min_silence_ms", "400", "--speech_pad_ms", "50"]) == 0
+    tidied = SpeechSegmenter.from_pretrained(model, min_silence_ms=400, speech_pad_ms=50)(wav2)
+    assert json.loads(js.read_text()) == {str(wav2): [[round(a, 3), round(b, 3)] for a, b in tidied]}
+    assert run_main(main, ["-m", model, str(wav2), "--min_speech_ms", "-5"], prog="speech-segments") == 2
+    assert ">= 0" in capsys.readouterr().err
+
+
+def test_segment_tidier_against_a_hand_example():
+    from local_models.sad.streaming import SegmentTidier
+
+    regions = [(1.0, 1.5), (1.6, 2.0), (3.0, 3.05), (5.0, 6.0), (6.25, 7.0)]
+    # pauses under 0.3 s bridged (1.5-1.6, 6.0-6.25), then regions under 0.1 s dropped (3.0-3.05), then padded
+    assert SegmentTidier(0.1, 0.3, 0.05).apply(regions, 7.02) == [(0.95, 2.05), (4.95, 7.02)]
+    assert SegmentTidier().apply(regions, 7.0) == regions  # no options: the regions as decided
+    # padding alone joins what it would make touch: 0.1 s gap < 2 x 0.06 s
+    assert SegmentTidier(pad_s=0.06).apply([(1.0, 1.5), (1.6, 2.0)]) == [(0.94, 2.06)]
+    assert SegmentTidier(pad_s=0.5).apply([(0.2, 0.4)], 0.6) == [(0.0, 0.6)]  # clipped to the recording
+    with pytest.raises(ValueError, match=">= 0"):
+        SegmentTidier(min_speech_s=-1)
+
+
+@pytest.mark.parametrize("system", ["cnn_hmm", "seg_rnn"])
+def test_vad_options_give_the_same_regions_streaming_and_whole(packed, system):
+    from local_models.sad.inference import SpeechSegmenter
+
+    seg = SpeechSegmenter.from_pretrained(packed["archives"][system], min_speech_ms=300, min_silence_ms=400,
+                                          speech_pad_ms=50)
+    whole = seg(packed["wav"])
+    plain = load(packed, system)(packed["wav"])
+    assert whole != plain and len(whole) <= len(plain)
+    assert all(b - a >= 0.3 + 0.1 - 1e-9 or a == 0.0 for a, b in whole)  # min speech + both pads
+    assert all(b[0] - a[1] >= 0.4 - 0.1 - 1e-9 for a, b in zip(whole, whole[1:]))  # bridged gaps, less the pads
+    for chunk_s in (2.0, 5.0):
+        assert list(seg.iter_segments(packed["wav"], chunk_s=chunk_s)) == whole
+
+
+def test_threshold_override_and_the_shipped_default(packed, tmp_path, monkeypatch):
+    from local_models.sad import inference
+
+    low = inference.SpeechSegmenter.from_pretrained(packed["archives"]["cnn_hmm"], threshold=0.01)
+    high = inference.SpeechSegmenter.from_pretrained(packed["archives"]["cnn_hmm"], threshold=0.99)
+    assert low.threshold == 0.01 and low.members[0][1] == 0.01
+    speech = lambda segs: sum(b - a for a, b in segs)  # noqa: E731
+    assert speech(low(packed["wav"])) > speech(high(packed["wav"]))
+    with pytest.raises(ValueError, match="majority vote"):
+        inference.SpeechSegmenter.from_pretrained(packed["archives"]["majority_vote"], threshold=0.5)
+    monkeypatch.setattr(inference, "SHIPPED", tmp_path / "none" / "model.tar.gz")
+    with pytest.raises(FileNotFoundError, match="no SAD model is shipped"):
+        inference.SpeechSegmenter.from_pretrained()
+    monkeypatch.setattr(inference, "SHIPPED", packed["archives"]["cnn_hmm"])
+    assert inference.SpeechSegmenter.from_pretrained()(packed["wav"]) == load(packed, "cnn_hmm")(packed["wav"])

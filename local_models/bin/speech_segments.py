@@ -2,6 +2,8 @@
 segment RNN with its dev-tuned HMM, median or segment decision, their majority vote, or the statistical SAD).
 Any sample rate (resampled to 8 kHz), mono or multi-channel; long files are read --chunk_s seconds at a time.
 
+    speech-segments meeting.wav                          # the model shipped with the package
+    speech-segments --min_silence_ms 300 --speech_pad_ms 30 --json out.json meeting.wav
     speech-segments --model exp/seg_rnn/packed/model.tar.gz rec1.wav rec2.flac
     speech-segments -m exp/cnn_hmm/packed/model.tar.gz --rttm out.rttm --segments out.segments day.wav
 
@@ -22,9 +24,19 @@ def get_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="speech-segments", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("audio", nargs="+", help="audio files (wav/flac/ogg/mp3, any sample rate)")
-    add_model_args(p, "a packed SAD system")
+    add_model_args(p, "a packed SAD system", default="the model shipped in local_models/sad/pretrained/")
     p.add_argument("--rttm", help="write the speech regions of every file to this RTTM file")
     p.add_argument("--segments", help="write them as a Kaldi segments file (<rec>-<start cs>-<end cs> <rec> <start> <end>)")
+    p.add_argument("--json", help="write them as JSON: {file: [[start_s, end_s], ...]}")
+    p.add_argument("--threshold", type=float,
+                   help="the system's decision threshold instead of its dev-tuned one (a neural system's speech "
+                        "posterior; not for the majority vote)")
+    p.add_argument("--min_speech_ms", type=float, default=0.0,
+                   help="drop speech regions shorter than this, after bridging (default: %(default)s)")
+    p.add_argument("--min_silence_ms", type=float, default=0.0,
+                   help="bridge pauses shorter than this (default: %(default)s)")
+    p.add_argument("--speech_pad_ms", type=float, default=0.0,
+                   help="widen each region by this on both sides (default: %(default)s)")
     p.add_argument("--chunk_s", type=float, default=60.0,
                    help="read and decide this many seconds at a time (bounded memory; progress bar per file); "
                         "0: each file in one pass (default: %(default)s)")
@@ -41,7 +53,7 @@ def get_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
-    for out in (args.rttm, args.segments):  # before any work: not an unwritable output found after an hour of decoding
+    for out in (args.rttm, args.segments, args.json):  # before any work: not an unwritable output found after an hour
         if out:
             check_output_file(out)
     from local_models.sad.inference import SpeechSegmenter, recording_ids, segment_files, write_speech
@@ -49,10 +61,13 @@ def main(argv=None) -> int:
     set_threads(args.threads)
     recs = recording_ids(args.audio)  # before any work: two files with one id would collide in RTTM / segments
     segmenter = SpeechSegmenter.from_pretrained(args.model, device=args.device, context_s=args.context_s,
-                                                operating_point=args.operating_point)
+                                                operating_point=args.operating_point, threshold=args.threshold,
+                                                min_speech_ms=args.min_speech_ms, min_silence_ms=args.min_silence_ms,
+                                                speech_pad_ms=args.speech_pad_ms)
     speech = segment_files(segmenter, args.audio, recs, args.chunk_s)
-    if args.rttm or args.segments:
-        write_speech(speech, rttm=args.rttm, segments=args.segments)
+    if args.rttm or args.segments or args.json:
+        write_speech(speech, rttm=args.rttm, segments=args.segments,
+                     json_file=args.json, names=dict(zip(recs, map(str, args.audio))))
     else:
         for path, rec in zip(args.audio, recs):
             for start, end in speech[rec]:

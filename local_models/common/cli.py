@@ -39,10 +39,11 @@ def positive(kind: Callable = float) -> Callable[[str], object]:
     return parse
 
 
-def add_model_args(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument("--model", "-m", required=True,
+def add_model_args(p: argparse.ArgumentParser, what: str, default: str = "") -> None:
+    """--model (required unless DEFAULT says what is used without it), --device, --threads."""
+    p.add_argument("--model", "-m", required=not default,
                    help=f"{what}: a packed archive (exp/<system>/packed/model.tar.gz of the recipe's pack stage), "
-                        "an unpacked one, or the recipe's exp/<system> dir")
+                        "an unpacked one, or the recipe's exp/<system> dir" + (f" (default: {default})" if default else ""))
     p.add_argument("--device", default="cpu", help="torch device: cpu, cuda, cuda:1 (default: %(default)s)")
     p.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0: torch's default)")
 

@@ -118,10 +118,18 @@ def at_operating_point(spec: dict, point: str) -> dict:
         raise ValueError(f"{spec['system']}: this model has no FA-bounded threshold (stage 6 found none: its dev set "
                          "had no events table, no threshold kept within the bound, or the system is the majority vote, "
                          "or it was packed before the point existed); use the dcf operating point")
-    out = {**spec, "threshold": th}
+    return with_threshold(spec, th)
+
+
+def with_threshold(spec: dict, th: float) -> dict:
+    """SPEC of one system (not the vote) deciding at threshold TH."""
+    out = {**spec, "threshold": float(th)}
     if "members" in spec:  # the one net's decision (stat_sad has no members)
-        out["members"] = [{**spec["members"][0], "threshold": th}]
+        out["members"] = [{**spec["members"][0], "threshold": float(th)}]
     return out
+
+
+SHIPPED = Path(__file__).resolve().parent / "pretrained" / "model.tar.gz"  # from_pretrained()'s default
 
 
 class SpeechSegmenter:
@@ -135,22 +143,37 @@ class SpeechSegmenter:
     frame_shift = SHIFT
 
     def __init__(self, members: Sequence[Tuple[Detector, float]], spec: dict, card: Optional[dict] = None,
-                 context_s: float = 10.0):
+                 context_s: float = 10.0, min_speech_ms: float = 0.0, min_silence_ms: float = 0.0,
+                 speech_pad_ms: float = 0.0):
         self.members, self.spec, self.card = list(members), spec, dict(card or {})
         self.vote_threshold = spec["threshold"] if spec["system"] == VOTE else None
         self.context_s = context_s  # chunked decoding: context of the whole-recording detectors (rnn, stat_sad)
+        # silero-vad's region options (0: the recipe's regions as decided); streaming.SegmentTidier
+        self.tidy = (min_speech_ms / 1000, min_silence_ms / 1000, speech_pad_ms / 1000)
+        streaming.SegmentTidier(*self.tidy)  # a negative value is an error now, not at the first file
 
     @classmethod
-    def from_pretrained(cls, path, device="cpu", operating_point: str = "dcf", **kwargs) -> "SpeechSegmenter":
+    def from_pretrained(cls, path=None, device="cpu", operating_point: str = "dcf", threshold: Optional[float] = None,
+                        **kwargs) -> "SpeechSegmenter":
         """PATH: a packed archive (exp/<system>/packed/model.tar.gz), an unpacked one, or a recipe's exp/<system>;
-        OPERATING_POINT: at_operating_point."""
+        None: the model shipped with the package (SHIPPED). OPERATING_POINT: at_operating_point; THRESHOLD: the
+        decision threshold instead of the tuned one (not for the majority vote); KWARGS: __init__'s (context_s,
+        min_speech_ms, min_silence_ms, speech_pad_ms)."""
         device = torch_device(device)  # before any work
+        if path is None:
+            if not SHIPPED.is_file():
+                raise FileNotFoundError(f"no SAD model is shipped in this install ({SHIPPED}): give a model path")
+            path = SHIPPED
         model = load_model(path, paper="sad", exp_resolver=exp_files)
         if "decision" in model.files:
             spec = yaml.safe_load(model.file("decision").read_text(encoding="utf-8"))
         else:
             spec = describe(path)[0]
         spec = at_operating_point(spec, operating_point)
+        if threshold is not None:
+            if spec["system"] == VOTE:
+                raise ValueError("a threshold is not an option of the majority vote (its members keep theirs)")
+            spec = with_threshold(spec, threshold)
         return cls(build_members(spec, model, device), spec, model.card, **kwargs)
 
     @property
@@ -200,7 +223,7 @@ class SpeechSegmenter:
         segs = [(float(a), float(b)) for a, b in to_intervals(self._decide(wave), SHIFT)]
         if segs:  # the last frame may reach past the end
             segs[-1] = (segs[-1][0], min(segs[-1][1], len(wave) / self.sample_rate))
-        return segs
+        return streaming.SegmentTidier(*self.tidy).apply(segs, len(wave) / self.sample_rate)
 
     # -- chunk by chunk ----------------------------------------------------------------------------
     def _stream(self):
@@ -218,6 +241,7 @@ class SpeechSegmenter:
 
         name = str(path)
         stream, mask, segments = self._stream(), streaming.SilenceMask(), streaming.SegmentBuilder(SHIFT)
+        tidy = streaming.SegmentTidier(*self.tidy)
         n = 0
         try:
             total = math.ceil(soundfile.info(name).duration / chunk_s)
@@ -229,8 +253,10 @@ class SpeechSegmenter:
             check_audio(block, f"{name} (at {n / self.sample_rate:.0f} s)", allow_silent=True)
             n += len(block)
             mask.push(block, final=last)
-            yield from segments.feed(mask.apply(stream.push(block, final=last)))
-        yield from segments.close(n / self.sample_rate)
+            yield from tidy.feed(segments.feed(mask.apply(stream.push(block, final=last))))
+            yield from tidy.advance(segments.frames * SHIFT)
+        yield from tidy.feed(segments.close(n / self.sample_rate))
+        yield from tidy.close(n / self.sample_rate)
 
 
 def _with_last(items):
@@ -266,9 +292,17 @@ def segment_files(segmenter: SpeechSegmenter, paths: Sequence, recs: Sequence[st
             for p, rec in zip(paths, recs)}
 
 
-def write_speech(speech: dict, rttm=None, segments=None) -> None:
-    """{rec: segments} as an RTTM and / or a Kaldi segments file (each written atomically)."""
+def write_speech(speech: dict, rttm=None, segments=None, json_file=None, names: Optional[dict] = None) -> None:
+    """{rec: segments} as an RTTM, a Kaldi segments file and / or JSON ({file name (NAMES[rec]): [[start, end]]}),
+    each written atomically."""
     if rttm:
         write_rttm(rttm, speech)
     if segments:
         write_segments(segments, speech)
+    if json_file:
+        import json
+
+        with atomic_open(json_file) as f:
+            json.dump({(names or {}).get(rec, rec): [[round(a, 3), round(b, 3)] for a, b in segs]
+                       for rec, segs in speech.items()}, f, indent=1)
+            f.write("\n")

@@ -281,6 +281,57 @@ class SegmentBuilder:
         return [seg]
 
 
+class SegmentTidier:
+    """What a VAD user sets on the regions (silero-vad's options): gaps shorter than MIN_SILENCE_S are bridged,
+    regions then shorter than MIN_SPEECH_S dropped, the rest padded by PAD_S on each side (clipped to the recording;
+    regions that the padding makes touch are joined). Streaming: `feed` the regions as they are decided, `advance`
+    to the time read so far, `close` at the end; a region leaves once no later region can join it (at most
+    max(MIN_SILENCE_S, 2 PAD_S) after its end), so the whole-file and streaming results are the same."""
+
+    def __init__(self, min_speech_s: float = 0.0, min_silence_s: float = 0.0, pad_s: float = 0.0):
+        if min(min_speech_s, min_silence_s, pad_s) < 0:
+            raise ValueError("min_speech / min_silence / pad must be >= 0")
+        self.min_speech, self.pad = min_speech_s, pad_s
+        self.gap = max(min_silence_s, 2 * pad_s)  # a gap below this closes (padding would make them touch)
+        self.pending: Optional[List[float]] = None
+        self.last_end = 0.0  # end of the last region let out, padded: the next one starts after it
+
+    def _out(self, duration_s: Optional[float] = None) -> List[Tuple[float, float]]:
+        start, end = self.pending
+        self.pending = None
+        if end - start < self.min_speech:
+            return []
+        start, end = max(0.0, self.last_end, start - self.pad), end + self.pad
+        if duration_s is not None:
+            end = min(end, duration_s)
+        self.last_end = end
+        return [(start, end)]
+
+    def feed(self, regions) -> List[Tuple[float, float]]:
+        out = []
+        for start, end in regions:
+            if self.pending is not None and start - self.pending[1] < self.gap:
+                self.pending[1] = end
+                continue
+            if self.pending is not None:
+                out += self._out()
+            self.pending = [start, end]
+        return out
+
+    def advance(self, now_s: float) -> List[Tuple[float, float]]:
+        """Regions no later one can join, once NOW_S seconds have been decided."""
+        if self.pending is not None and now_s - self.pending[1] >= self.gap:
+            return self._out()
+        return []
+
+    def close(self, duration_s: Optional[float] = None) -> List[Tuple[float, float]]:
+        return self._out(duration_s) if self.pending is not None else []
+
+    def apply(self, regions, duration_s: Optional[float] = None) -> List[Tuple[float, float]]:
+        """The whole-file result: every region at once."""
+        return self.feed(regions) + self.close(duration_s)
+
+
 # ----------------------------------------------------------------------------- per detector
 def window_context(detector, context_s: float = 10.0) -> Tuple[int, int, int]:
     """(left, right, align) frames of ScoreWindows for DETECTOR: the receptive field of the 1-D CNN and of the
