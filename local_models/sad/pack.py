@@ -161,9 +161,16 @@ def metrics_of(recipe: Path, system: str) -> Tuple[Optional[str], dict]:
     return results.get("corpus"), out
 
 
+def recipe_of(recipe: Path) -> str:
+    """The recipe's name as its scoring stage wrote it in exp/results.json (<corpus>/<task>; the FS02 recipe's when
+    nothing was scored yet)."""
+    f = recipe / "exp" / "results.json"
+    return (json.loads(f.read_text()).get("recipe") if f.is_file() else None) or "fearless_steps/sad1"
+
+
 def make_card(recipe: Path, spec: dict, inference_model: str) -> dict:
     corpus, metrics = metrics_of(recipe, spec["system"])
-    card = {"corpus": corpus, "recipe": "egs/fearless_steps/sad1", "decision": decision_text(spec),
+    card = {"corpus": corpus, "recipe": f"egs/{recipe_of(recipe)}", "decision": decision_text(spec),
             "sample_rate": SAMPLE_RATE, "frame_rate": round(1 / SHIFT), "threshold": spec["threshold"],
             "threshold_tuned_on_dev": spec["threshold_tuned"], "metrics": metrics,
             "metrics_note": f"pooled over the set's recordings, collar {PRIMARY_COLLAR} s (dcf = 0.75 P_miss + 0.25 "
