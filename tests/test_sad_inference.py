@@ -441,3 +441,15 @@ def test_threshold_override_and_the_shipped_default(packed, tmp_path, monkeypatc
         inference.SpeechSegmenter.from_pretrained()
     monkeypatch.setattr(inference, "SHIPPED", packed["archives"]["cnn_hmm"])
     assert inference.SpeechSegmenter.from_pretrained()(packed["wav"]) == load(packed, "cnn_hmm")(packed["wav"])
+
+
+def test_the_shipped_model_is_small_verified_and_loads_without_a_path(packed):
+    from local_models.sad import inference
+
+    assert inference.SHIPPED.is_file() and inference.SHIPPED.stat().st_size <= 5 * 2 ** 20
+    seg = inference.SpeechSegmenter.from_pretrained()
+    assert seg.system == "rnn_hmm" and seg.card["corpus"] == "real"
+    assert seg.card["recipe"] == "egs/debian_speech/sad1" and seg.card["threshold_tuned_on_dev"]
+    assert seg((np.zeros(8000 * 3, np.float32), 8000)) == []  # digital silence: no speech
+    regions = seg(packed["wav"])
+    assert all(0 <= a < b <= 24.0 for a, b in regions)
