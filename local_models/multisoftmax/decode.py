@@ -320,7 +320,8 @@ class LidFreeDecoder:
 def lang_by_script(units: Iterable[str], lang_units: Mapping[str, Iterable[str]]) -> Optional[str]:
     """Language of a (vanilla union-head) hypothesis: the one whose unit list contains most of the
     hypothesis' grapheme units (B_x read as x; <blank>, <unk> ignored). Scripts are distinct (paper
-    Section 5), so this is its script; None for an empty hypothesis, no match or a tie."""
+    Section 5), so this is its script; None for an empty hypothesis, no match or a tie. Between languages of one
+    script (units.shared_script) it decides on single letters only: the report gives no accuracy for them."""
     def grapheme(u: str) -> str:
         return u[len(WORD_START):] if u.startswith(WORD_START) else u
 

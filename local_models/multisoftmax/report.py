@@ -32,6 +32,7 @@ from local_models.common.sealed import check_tuning, looks_line, score_looks
 
 from .scoring import (ESPNET_HEADER, SILENT_SHARE, Counts, espnet_row, pooled, read_text, score,
                       wer_diff_interval, werr, write_sclite)
+from .units import script_of, shared_script
 from .systems import LABELS, PAPER_SIZE_SYSTEMS, PAPER_SYSTEMS, SYSTEMS, TABLE2_ROWS, TABLE3_ROWS, UNSEEN_ROWS
 
 LANG_NAMES = {"en": "En-IN", "hi": "Hi-IN", "ta": "Ta-IN", "gu": "Gu-IN", "mr": "Mr-IN", "or": "Or-IN", "te": "Te-IN"}
@@ -258,7 +259,30 @@ def collect(scorer: Scorer, exp: Path, systems: Sequence[str], finetune: Sequenc
                 per = gather(name, [("multisoftmax_lid", "lidfree", None)], sets, hyp, suffix)
                 if per:
                     rows[name + suffix] = row_metrics(per, langs)
+    for name in [n for n in rows if n.split("@")[0] == "vanilla"]:
+        rows[name] = without_script_lid(rows[name], langs)
     return rows
+
+
+def without_script_lid(row: dict, langs: Sequence[str]) -> dict:
+    """Vanilla's row without the LID accuracy of languages that share their script with another language of the
+    run: its LID reads the hypothesis' script (paper Table 5), which does not tell them apart; counting whose training
+    graphemes hold most of the hypothesis would decide on single letters (a diacritic), most hypotheses tying (an
+    error). "lid_not_applicable" names them; with one such language there is no LID average either."""
+    shared = shared_script(langs)
+    if not shared:
+        return row
+    out = {k: v for k, v in row.items() if k not in {f"lid_acc_{l}" for l in shared} | {"lid_acc_avg", "lid_correct"}}
+    out["lid_not_applicable"] = script_note(shared)
+    return out
+
+
+def script_note(shared: Mapping[str, List[str]]) -> str:
+    """'shared script: cs, nl, es, ca, fr (Latin)' for each script two or more languages of the run share."""
+    groups: Dict[str, List[str]] = {}
+    for lang in shared:
+        groups.setdefault(script_of(lang), []).append(lang)
+    return "shared script: " + "; ".join(f"{', '.join(ls)} ({s})" for s, ls in groups.items())
 
 
 def switchoff_rows(scorer: Scorer, exp: Path, langs, sets, utts_key: str = "") -> List[dict]:
@@ -576,6 +600,16 @@ SWITCH_OFF_HISTORY = (
     "itself was drawn up after test results had been seen.")
 
 
+def corpus_size(corpus: str) -> str:
+    """How much speech the run's corpus has, in words (results.json's corpus: mini, indic, or the real corpus's
+    description, which starts 'real speech')."""
+    if corpus == "mini":
+        return "the mini corpus has minutes of espeak-ng speech"
+    if corpus.startswith("real speech"):
+        return "the real-speech corpus has at most 1.5 hours of recorded speech from one or two main voices"
+    return "this corpus has far less speech"
+
+
 def write_md(path: Path, rows, t7, prm, langs, own_sets, extra_sets, *, corpus: str, note: str, exp: Path,
              systems: Sequence[str], finetune: Sequence[str], paper_config: Path, env=None, dirs=None,
              ev: Evidence = NO_EVIDENCE, claims=None, data: Optional[Path] = None, looks: Optional[dict] = None,
@@ -589,8 +623,8 @@ def write_md(path: Path, rows, t7, prm, langs, own_sets, extra_sets, *, corpus: 
              systems_line(systems, finetune), "",
              batches_line(exp, list(systems) + [f"ft_{f}_{l}" for f in finetune for l in langs]), "",
              "Every number below was measured by this recipe's stages 4-7 in the run that wrote this file. The "
-             "paper trains 6 x 1024 LSTM models on 23 000 hours; the mini corpus has minutes of espeak-ng speech "
-             "per language, so the absolute numbers are not comparable: the comparisons between rows are.", "",
+             f"paper trains 6 x 1024 LSTM models on 23 000 hours; {corpus_size(corpus)} per language, so the "
+             "absolute numbers are not comparable: the comparisons between rows are.", "",
              "## Metrics", "", METRICS, ""]
     lines += ["## Table 2: language known (WER [%], WERR vs monolingual)", ""]
     lines += wer_table(rows, list(TABLE2_ROWS), PAPER_T2, langs, "mono") + [""]
@@ -617,8 +651,16 @@ def write_md(path: Path, rows, t7, prm, langs, own_sets, extra_sets, *, corpus: 
     for name, m in (("vanilla", rows.get("vanilla")), ("multisoftmax_lid", rows.get("multisoftmax_lid_lidfree"))):
         if m:
             p = PAPER_T5[name]
-            lines.append(f"| {LABELS[name]} | " + " | ".join(fmt(m.get(f"lid_acc_{l}")) for l in langs)
-                         + f" | {fmt(m.get('lid_acc_avg'))} | {' / '.join(fmt(v) for v in p)} |")
+            na = shared_script(langs) if name == "vanilla" else {}
+            lines.append(f"| {LABELS[name]} | " + " | ".join("n/a" if l in na else fmt(m.get(f"lid_acc_{l}"))
+                                                            for l in langs)
+                         + f" | {'n/a' if na else fmt(m.get('lid_acc_avg'))} | {' / '.join(fmt(v) for v in p)} |")
+    if rows.get("vanilla") and shared_script(langs):
+        lines += ["", f"Vanilla n/a: {script_note(shared_script(langs))}. Vanilla's LID is the script the hypothesis "
+                  "is written in (paper Table 5), which is not defined between languages of one script; matching the "
+                  "hypothesis against each language's grapheme inventory instead would decide on single letters "
+                  "(diacritics) and tie on most hypotheses, so no number is given. Multi-softmax LID (its LID head) "
+                  "is measured as usual."]
     lines += ["", "## Table 6: number of parameters [M]", "", "| Model | ours | paper |", "| --- | --- | --- |"]
     for name, value in prm.items():
         lines.append(f"| {LABELS.get(name, name)} | {value:.3f} | {fmt(PAPER_T6.get(name))} |")

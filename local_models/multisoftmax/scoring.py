@@ -10,7 +10,8 @@ CER: the same over characters with spaces removed (grapheme error rate; a finer 
 WERR: relative WER reduction against a baseline, 100 * (WER_base - WER) / WER_base; none against a baseline that
 outputs nothing (an empty hypothesis for nearly every utterance of a language: its 100 % WER is no baseline).
 LID accuracy: share of utterances whose chosen language is the true one (paper Table 5 reads the script of
-the hypothesis; scripts are unique per language, so this is the same thing).
+the hypothesis; scripts are unique per language, so this is the same thing; where two languages of a run share
+a script, report.py gives vanilla's LID as n/a).
 """
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ features from eight frames in the past. The frames are shifted by 30ms": `stack_
 and the seven before it (causal: a streaming encoder never waits for future audio).
 
 Public API:
-    LANGS, BLANK, UNK, WORD_START, check_lang(lang)
+    LANGS, BLANK, UNK, WORD_START, check_lang(lang), script_of(lang), shared_script(langs)
     normalise(text, lang) -> str
     word_units(word) -> List[str];  text_to_units(text) -> List[str];  units_to_text(units) -> str
     build_vocab(texts) -> List[str];  union_vocab(vocabs) -> List[str];  graphemes_of(vocab) -> List[str]
@@ -53,7 +53,8 @@ from local_models.common.datadir import DataDirError, atomic_open, iter_lines
 # (egs/indic/asr1/local/prepare_mucs.py). Another language needs only a line here: normalisation is script-agnostic
 # and every unit inventory is built from the language's own training text (build_vocab). Hindi and Marathi share
 # Devanagari: vanilla's language-by-script (decode.lang_by_script) tells them apart only by graphemes one of them
-# lacks in training (Marathi's ळ), else it is a tie (no language).
+# lacks in training (Marathi's ळ), else it is a tie (no language); RESULTS gives vanilla's LID for languages that
+# share a script as n/a (shared_script, report.without_script_lid).
 LANGS: Dict[str, str] = {
     "en": "Indian English (Latin script)",
     "hi": "Hindi (Devanagari)",
@@ -62,6 +63,12 @@ LANGS: Dict[str, str] = {
     "mr": "Marathi (Devanagari)",
     "or": "Odia (Odia script)",
     "te": "Telugu (Telugu script)",
+    # the real-speech corpus (egs/indic/asr1 --corpus real, local/prepare_real.py): recorded speech, all Latin script
+    "cs": "Czech (Latin script)",
+    "nl": "Dutch (Latin script)",
+    "es": "Spanish (Latin script)",
+    "ca": "Catalan (Latin script)",
+    "fr": "French (Latin script)",
 }
 BLANK = "<blank>"
 UNK = "<unk>"
@@ -79,6 +86,25 @@ class UnknownUnitError(ValueError):
         self.unit, self.position = unit, position
         super().__init__(f"unit {unit!r} (position {position}) is not in the vocabulary ({num_units} units); "
                          f"map unseen units with unk={UNK!r} or rebuild the vocabulary")
+
+
+def script_of(lang: str) -> str:
+    """The script LANGS names for LANG: "Indian English (Latin script)" -> "Latin"; "Hindi (Devanagari)" ->
+    "Devanagari"."""
+    desc = LANGS[check_lang(lang)]
+    return desc[desc.rindex("(") + 1:].rstrip(")").removesuffix(" script")
+
+
+def shared_script(langs: Sequence[str]) -> Dict[str, List[str]]:
+    """{lang: the other languages of LANGS written in its script}, for every language that shares its script (Hindi
+    and Marathi: Devanagari; the real-speech corpus: all Latin). Vanilla's language-by-script LID
+    (decode.lang_by_script) is only defined for the others."""
+    out = {}
+    for lang in langs:
+        others = [o for o in langs if o != lang and script_of(o) == script_of(lang)]
+        if others:
+            out[lang] = others
+    return out
 
 
 def check_lang(lang: str) -> str:

@@ -7,6 +7,8 @@
 #   per-language Kaldi data dirs (<lang>_{train,dev,test}/; local/prepare_indic.py: read at 16 kHz, or
 #     --sample-rate N);
 # empty INDIC: the espeak-ng mini corpus at 16 kHz (audio in downloads/mini/wav; local/make_mini_corpus.py --help).
+# --corpus real: recorded speech from Debian packages (cs nl: Fish Fillets NG; es ca fr: Tux Paint), every language at
+#   --real-rate (local/prepare_real.py --help; INDIC is not read).
 set -euo pipefail
 . ./path.sh
 . ./db.sh
@@ -20,10 +22,25 @@ seed=0          # mini corpus: voices and sentences
 nj=2            # mini corpus: synthesis processes
 sample_rate=lowest  # real corpus: rate every language is prepared at (lowest: the set's lowest; or Hz)
 dev_percent=5   # MUCS: share of each language's train utterances carved out as dev (prepare_mucs.py --help)
+corpus=""       # real: the real-speech corpus (local/prepare_real.py); else INDIC or the mini corpus
+real_dev=5%     # real: held-out dev / test clips per language (a count or a share), by a hash of the utterance id
+real_test=5%
+real_rate=16000 # real: the rate every language is read at (Hz)
+tuxpaint_root=""        # real: unpacked package trees (default: fetch the pinned .debs; cache $SPEECH_RECIPES_DEBIAN)
+fillets_root=""
+fillets_voices_root=""
 . parse_options.sh
 
 rate_opt=
-if [ -n "${INDIC}" ]; then
+if [ "${corpus}" = real ]; then
+    log "Real-speech corpus (Debian packages; languages: ${langs}), dev ${real_dev}, test ${real_test}, ${real_rate} Hz"
+    python local/prepare_real.py --langs "${langs}" --dev "${real_dev}" --test "${real_test}" \
+        --sample-rate "${real_rate}" ${tuxpaint_root:+--tuxpaint-root "${tuxpaint_root}"} \
+        ${fillets_root:+--fillets-root "${fillets_root}"} \
+        ${fillets_voices_root:+--fillets-voices-root "${fillets_voices_root}"} data
+    # (no --sample-rate check: every wav.scp entry is a sox pipe with -r ${real_rate}; decoding ~5,000 clips twice
+    # would double stage 1's time)
+elif [ -n "${INDIC}" ]; then
     [ -d "${INDIC}" ] || die "db.sh: INDIC=${INDIC} is not a directory"
     layout=$(python local/prepare_mucs.py --layout "${INDIC}")
     log "Reading the corpus at ${INDIC} (${layout} layout; languages: ${langs})"
