@@ -90,6 +90,8 @@ def test_two_cpu_processes_train_one_model_through_gloo(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
         env.pop(k, None)  # the launcher's, not this shell's
+    # ESPnet2 maps ranks onto CUDA_VISIBLE_DEVICES even with --ngpu 0; another test may have hidden the GPUs with ""
+    env.pop("CUDA_VISIBLE_DEVICES", None)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes", "1",
            "--nproc_per_node", str(WORLD), __file__, str(probe),
            "--config", str(tmp_path / "train.yaml"), "--ngpu", "0", "--dist_backend", "gloo", "--seed", "0",

@@ -117,7 +117,10 @@ setup_devices() {
         # local jobs share this machine's cores: N per training
         if [ "${cmd_backend:-local}" = local ]; then train_nj=$(( train_nj / dist_world_size )); fi
         [ "${train_nj}" -ge 1 ] || train_nj=1
-        ddp_python="python -m torch.distributed.run --standalone --nnodes 1 --nproc_per_node ${dist_world_size}"
+        # ESPnet2 reads CUDA_VISIBLE_DEVICES as the GPUs its ranks map onto, even with --ngpu 0: a GPU-hiding ""
+        # would refuse rank 1, so the CPU processes run without it (--ngpu 0 uses no GPU either way)
+        ddp_python="env -u CUDA_VISIBLE_DEVICES python -m torch.distributed.run --standalone --nnodes 1"
+        ddp_python+=" --nproc_per_node ${dist_world_size}"
         ddp_opts="--dist_backend gloo"
     fi
     if [ "${gpu_inference}" = true ]; then
