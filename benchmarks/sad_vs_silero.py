@@ -167,11 +167,11 @@ def main(argv=None) -> int:
     out = run(args)
     looks = ""
     if args.sealed:
-        from local_models.common.pack import _sha256
+        from local_models.common.debian import sha256_of
         from local_models.common.sealed import looks_line, record_look
 
         model = Path(args.model)
-        config = (_sha256(model)[:12] if model.is_file() else str(model)) + f"/silero{args.silero_threshold}"
+        config = (sha256_of(model)[:12] if model.is_file() else str(model)) + f"/silero{args.silero_threshold}"
         counts = record_look(args.exp, [Path(args.data).name], config)
         out["sealed_looks"] = counts
         looks = looks_line(counts)

@@ -260,3 +260,18 @@ def test_check_built_dirs_names_the_bad_dir(tmp_path):
     with pytest.raises(DataDirError, match="built an invalid data dir") as e:
         check_built_dirs({"bad": d})
     assert str(d) in str(e.value)
+
+
+def test_build_and_swap_is_all_or_nothing(tmp_path):
+    from local_models.common.datadir import DataDirError, read_table, write_data_dir
+    from local_models.common.dirops import build_and_swap
+
+    def good(utt):
+        return lambda path: write_data_dir(path, {utt: "/a.wav"}, {utt: utt}, text={utt: "x"})
+
+    build_and_swap(tmp_path, {"a": good("u1"), "b": good("u2")}, "t")
+    assert read_table(tmp_path / "a" / "text") == {"u1": "x"}
+    with pytest.raises(DataDirError, match="built an invalid data dir"):  # b's text is empty: neither set moves
+        build_and_swap(tmp_path, {"a": good("u3"), "b": lambda p: write_data_dir(p, {"v": "/b.wav"}, {"v": "v"},
+                                                                                  text={"v": ""})}, "t")
+    assert read_table(tmp_path / "a" / "text") == {"u1": "x"} and not (tmp_path / ".t.building").exists()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
 from .datadir import (
     UTT_TABLES,
@@ -243,6 +243,23 @@ def replace_dirs(built: Mapping[str, Path], dest_root: Path) -> None:
             os.replace(dest, old)
         os.replace(path, dest)
         shutil.rmtree(old, ignore_errors=True)
+
+
+def build_and_swap(dest_root, writers: Mapping[str, Callable[[Path], None]], tag: str = "building",
+                   check_text: bool = True) -> None:
+    """Each data dir of WRITERS ({name: write(path)}) built aside in DEST_ROOT/.<tag>.building/, all checked, then
+    swapped into DEST_ROOT together (replace_dirs): a failure anywhere leaves the old sets as they were."""
+    dest_root = Path(dest_root)
+    build = dest_root / f".{tag}.building"
+    shutil.rmtree(build, ignore_errors=True)
+    built = {name: build / name for name in writers}
+    try:
+        for name, write in writers.items():
+            write(built[name])
+        check_built_dirs(built, check_text=check_text)
+        replace_dirs(built, dest_root)
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
 
 
 def held_out_count(spec: str, total: int) -> int:

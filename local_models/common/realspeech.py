@@ -28,14 +28,13 @@ import argparse
 import hashlib
 import re
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from .datadir import c_sort_key, write_data_dir
 from .debian import Package, unpacked
-from .dirops import check_built_dirs, held_out_count, replace_dirs
+from .dirops import build_and_swap, held_out_count
 
 TUXPAINT = Package("tuxpaint-stamps-default", "2022.06.04-1",
                    "6db6c1bfc870a47f1499d6203b083522eacb57c5f9c87d468f2e92eb6d9d5f34")
@@ -185,17 +184,13 @@ def write_sets(sets: Mapping[str, Sequence[Clip]], out_root, prefix: str = "", s
     """OUT_ROOT/<prefix><set>/ {wav.scp, text, utt2spk, spk2utt} for each set, swapped in whole (a rerun leaves no
     table of the last one)."""
     out_root = Path(out_root)
-    out_root.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out_root, prefix=".realspeech.") as tmp:
-        built = {}
-        for name, clips in sets.items():
-            d = Path(tmp) / f"{prefix}{name}"
-            write_data_dir(d, {c.utt: wav_command(c.path, sample_rate) for c in clips},
-                           {c.utt: c.speaker for c in clips}, text={c.utt: c.text for c in clips})
-            built[f"{prefix}{name}"] = d
-        check_built_dirs(built)
-        replace_dirs(built, out_root)
-    return [out_root / name for name in built]
+
+    def writer(clips: Sequence[Clip]):
+        return lambda path: write_data_dir(path, {c.utt: wav_command(c.path, sample_rate) for c in clips},
+                                           {c.utt: c.speaker for c in clips}, text={c.utt: c.text for c in clips})
+
+    build_and_swap(out_root, {f"{prefix}{name}": writer(clips) for name, clips in sets.items()}, "realspeech")
+    return [out_root / f"{prefix}{name}" for name in sets]
 
 
 def get_parser() -> argparse.ArgumentParser:

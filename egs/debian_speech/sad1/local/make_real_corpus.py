@@ -130,21 +130,16 @@ def fetch_roots() -> Dict[str, Path]:
 def read_clip(path: Path) -> np.ndarray:
     """A file or a '<zip>::<member>' at SR, mono float64."""
     text = str(path)
-    if "::" in text:
-        zip_path, member = text.split("::", 1)
-        with zipfile.ZipFile(zip_path) as z:
-            data = z.read(member)
+    source = path
+    if "::" in text:  # a zip member: decoded here, mixed down and resampled by read_audio as a file would be
         import soundfile
 
-        wave, sr = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True)
-        wave = wave.mean(axis=1)
-        if sr != SR:
-            import librosa
-
-            wave = librosa.resample(wave, orig_sr=sr, target_sr=SR)
-        return wave.astype(np.float64)
+        zip_path, member = text.split("::", 1)
+        with zipfile.ZipFile(zip_path) as z:
+            wave, sr = soundfile.read(io.BytesIO(z.read(member)), dtype="float32", always_2d=True)
+        source = (wave.mean(axis=1), sr)
     try:
-        wave, _ = read_audio(path, SR, allow_silent=True, max_clipped=1.0)
+        wave, _ = read_audio(source, SR, allow_silent=True, max_clipped=1.0)
     except AudioError:  # the packages hold a few empty recordings (fillets-ng-data-nl: gems/nl/zav-v-sto.ogg)
         return np.zeros(0)
     return wave.astype(np.float64)

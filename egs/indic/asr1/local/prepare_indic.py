@@ -20,14 +20,15 @@ Errors name the file and line (empty transcript, missing wav.scp, unknown langua
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import shutil
 import sys
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional
 
-from local_models.common.datadir import DataDirError, iter_lines, read_segments, read_table, write_data_dir
-from local_models.common.dirops import check_built_dirs, replace_dirs
+from local_models.common.datadir import (DataDirError, atomic_open, iter_lines, read_segments, read_table,
+                                         write_data_dir)
+from local_models.common.dirops import build_and_swap
 from local_models.multisoftmax.units import LANGS, check_lang, normalise
 
 PARTS = ("train", "dev", "test")
@@ -167,17 +168,16 @@ def prepare(db: Path, data_root: Path, langs: List[str]) -> Dict[str, int]:
             print(f"prepare_indic: ignoring {d} ('{lang}' is not in --langs {' '.join(langs)})", file=sys.stderr)
     sets = {f"{lang}_{part}": (lang, part) for lang in langs for part in PARTS}
     tables = {name: read_set(db / name, lang, db) for name, (lang, _) in sets.items()}  # all checks first
-    build = data_root / ".indic.building"
-    shutil.rmtree(build, ignore_errors=True)
-    built = {name: build / name for name in sets}
-    try:
-        for name, path in built.items():
-            write_set(path, tables[name])
-        check_built_dirs(built)
-        replace_dirs(built, data_root)
-    finally:
-        shutil.rmtree(build, ignore_errors=True)
+    build_and_swap(data_root, {name: (lambda path, t=tables[name]: write_set(path, t)) for name in sets}, "indic")
     return {name: len(t["utt2spk"]) for name, t in tables.items()}
+
+
+def write_prepared(data_root: Path, info: Mapping[str, object], rate: int) -> None:
+    """data/prepared.json (how the sets were made) and data/sample_rate (stage 2's rate) of a prepared corpus."""
+    with atomic_open(data_root / "prepared.json") as f:
+        f.write(json.dumps(info, indent=1, ensure_ascii=False) + "\n")
+    with atomic_open(data_root / "sample_rate") as f:
+        f.write(f"{rate}\n")
 
 
 def get_parser() -> argparse.ArgumentParser:

@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import math
-import shutil
 import sys
 from pathlib import Path
 from typing import Dict, List, Mapping, Set, Tuple
@@ -39,10 +37,10 @@ from typing import Dict, List, Mapping, Set, Tuple
 import soundfile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # prepare_indic beside this script (run as a file)
-from prepare_indic import parse_langs, read_text  # noqa: E402
+from prepare_indic import parse_langs, read_text, write_prepared  # noqa: E402
 
-from local_models.common.datadir import DataDirError, atomic_open, write_data_dir  # noqa: E402
-from local_models.common.dirops import check_built_dirs, replace_dirs  # noqa: E402
+from local_models.common.datadir import DataDirError, write_data_dir  # noqa: E402
+from local_models.common.dirops import build_and_swap  # noqa: E402
 
 # the corpus's language folders (as distributed) -> the recipe's codes (local_models/multisoftmax/units.py LANGS)
 FOLDERS: Dict[str, str] = {"Gujarati": "gu", "Hindi": "hi", "Marathi": "mr", "Odia": "or", "Tamil": "ta",
@@ -162,24 +160,15 @@ def prepare(db: Path, data_root: Path, langs: List[str], policy: str = "lowest",
 
 def write_all(data_root: Path, sets: Mapping[str, List[Utt]], info: Mapping[str, object]) -> None:
     """Every data dir built aside, checked, swapped in; then sample_rate and prepared.json."""
-    build = data_root / ".mucs.building"
-    shutil.rmtree(build, ignore_errors=True)
-    built = {name: build / name for name in sets}
-    try:
-        for name, utts in sets.items():
-            lang = name.rsplit("_", 1)[0]
-            ids = {utt: f"{lang}-{utt}" for utt, _, _ in utts}
-            write_data_dir(built[name], {ids[u]: str(wav) for u, _, wav in utts},
-                           {ids[u]: ids[u] for u, _, _ in utts}, text={ids[u]: t for u, t, _ in utts},
-                           extra={"utt2lid": {ids[u]: lang for u, _, _ in utts}})
-        check_built_dirs(built)
-        replace_dirs(built, data_root)
-    finally:
-        shutil.rmtree(build, ignore_errors=True)
-    with atomic_open(data_root / "prepared.json") as f:
-        f.write(json.dumps(info, indent=1, ensure_ascii=False) + "\n")
-    with atomic_open(data_root / "sample_rate") as f:
-        f.write(f"{info['sample_rate']}\n")
+    def writer(name: str, utts: List[Utt]):
+        lang = name.rsplit("_", 1)[0]
+        ids = {utt: f"{lang}-{utt}" for utt, _, _ in utts}
+        return lambda path: write_data_dir(path, {ids[u]: str(wav) for u, _, wav in utts},
+                                           {ids[u]: ids[u] for u, _, _ in utts}, text={ids[u]: t for u, t, _ in utts},
+                                           extra={"utt2lid": {ids[u]: lang for u, _, _ in utts}})
+
+    build_and_swap(data_root, {name: writer(name, utts) for name, utts in sets.items()}, "mucs")
+    write_prepared(data_root, info, info["sample_rate"])
 
 
 def get_parser() -> argparse.ArgumentParser:

@@ -19,17 +19,18 @@ wav.scp holds sox pipes to mono 16-bit at --sample-rate (every language at the o
 Errors name the file (and line); an error leaves DATA as it was.
 """
 import argparse
-import json
-import shutil
 import sys
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence
 
 import soundfile
 
-from local_models.common import realspeech
-from local_models.common.datadir import atomic_open, write_data_dir
-from local_models.common.dirops import check_built_dirs, replace_dirs
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # prepare_indic beside this script (run as a file)
+from prepare_indic import write_prepared  # noqa: E402
+
+from local_models.common import realspeech  # noqa: E402
+from local_models.common.datadir import write_data_dir
+from local_models.common.dirops import build_and_swap
 from local_models.multisoftmax.units import normalise
 
 SOURCE = {"cs": "fillets", "nl": "fillets", "es": "tuxpaint", "ca": "tuxpaint", "fr": "tuxpaint"}
@@ -73,23 +74,14 @@ def minutes(clips: Sequence[realspeech.Clip]) -> float:
 def write_all(data_root: Path, sets: Mapping[str, Sequence[realspeech.Clip]], info: Mapping[str, object],
               rate: int) -> None:
     """Every data dir built aside, checked, swapped in; then sample_rate and prepared.json."""
-    build = data_root / ".real.building"
-    shutil.rmtree(build, ignore_errors=True)
-    built = {name: build / name for name in sets}
-    try:
-        for name, clips in sets.items():
-            lang = name.rsplit("_", 1)[0]
-            write_data_dir(built[name], {c.utt: realspeech.wav_command(c.path, rate) for c in clips},
-                           {c.utt: c.speaker for c in clips}, text={c.utt: c.text for c in clips},
-                           extra={"utt2lid": {c.utt: lang for c in clips}})
-        check_built_dirs(built)
-        replace_dirs(built, data_root)
-    finally:
-        shutil.rmtree(build, ignore_errors=True)
-    with atomic_open(data_root / "prepared.json") as f:
-        f.write(json.dumps(info, indent=1, ensure_ascii=False) + "\n")
-    with atomic_open(data_root / "sample_rate") as f:
-        f.write(f"{rate}\n")
+    def writer(name: str, clips: Sequence[realspeech.Clip]):
+        lang = name.rsplit("_", 1)[0]
+        return lambda path: write_data_dir(path, {c.utt: realspeech.wav_command(c.path, rate) for c in clips},
+                                           {c.utt: c.speaker for c in clips}, text={c.utt: c.text for c in clips},
+                                           extra={"utt2lid": {c.utt: lang for c in clips}})
+
+    build_and_swap(data_root, {name: writer(name, clips) for name, clips in sets.items()}, "real")
+    write_prepared(data_root, info, rate)
 
 
 def prepare(a) -> Dict[str, str]:
