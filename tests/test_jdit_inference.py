@@ -119,9 +119,9 @@ def write_system(recipe: Path, system: str, vocoder: str = "griffin_lim") -> Pat
 
 def write_pwg(recipe: Path) -> str:
     """A random tiny Parallel WaveGAN as jdit_pwg_train leaves it: exp/vocoder_pwg/{checkpoint.pkl,config.yml}."""
-    from parallel_wavegan.models import ParallelWaveGANGenerator
+    from local_models.common.compat import import_parallel_wavegan_models
 
-    import local_models.common.compat  # noqa: F401
+    ParallelWaveGANGenerator = import_parallel_wavegan_models().ParallelWaveGANGenerator
 
     conf = yaml.safe_load((RECIPE / "conf/tuning/train_pwg_tiny.yaml").read_text())
     d = recipe / "exp" / "vocoder_pwg"

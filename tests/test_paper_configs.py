@@ -444,7 +444,9 @@ def test_pwg_paper_config_trains_through_pwg_train(tmp_path, monkeypatch):
     import soundfile
     import yaml
 
-    import local_models.common.compat  # noqa: F401  (scipy.signal.kaiser for parallel_wavegan)
+    from local_models.common.compat import scipy_kaiser_alias
+
+    scipy_kaiser_alias()  # parallel_wavegan imports scipy.signal.kaiser
     from local_models.bin import jdit_pwg_train
     from local_models.jdit.vocoder import load_config
     from parallel_wavegan.bin import train as pwg

@@ -1,28 +1,68 @@
-"""Compatibility shims for pinned third-party packages; import this before those packages.
+"""Compatibility shims for pinned third-party packages.
 
-parallel-wavegan 0.6.1 does `from scipy.signal import kaiser`, which current scipy removed
-(it lives in scipy.signal.windows). Restoring the alias lets `parallel_wavegan.models` import.
+- parallel-wavegan 0.6.1 does `from scipy.signal import kaiser`, which current scipy removed (it lives in
+  scipy.signal.windows): `scipy_kaiser_alias()` restores it; call it (or `import_parallel_wavegan_models()`) before
+  importing parallel_wavegan. It is not done at import time here: scipy.signal costs about 1.3 s of every process
+  start, and only the vocoder paths need it.
+- espnet2.text.phoneme_tokenizer imports g2p_en at module level; g2p_en imports nltk (about 1 s: nltk pulls
+  scikit-learn) and calls `nltk.download` at import time when its English data is missing, a network access with a
+  page of errors offline, for an English g2p our recipes never use. `no_nltk_downloads()` makes g2p_en a placeholder
+  module: nothing of it or of nltk runs until someone uses it, and then with `nltk.download` a no-op.
 """
-import scipy.signal
-import scipy.signal.windows
+import functools
+import importlib
+import importlib.util
+import sys
+import types
 
-if not hasattr(scipy.signal, "kaiser"):
-    scipy.signal.kaiser = scipy.signal.windows.kaiser
+
+def scipy_kaiser_alias() -> None:
+    """scipy.signal.kaiser -> scipy.signal.windows.kaiser (parallel-wavegan 0.6.1 imports the old name)."""
+    import scipy.signal
+    import scipy.signal.windows
+
+    if not hasattr(scipy.signal, "kaiser"):
+        scipy.signal.kaiser = scipy.signal.windows.kaiser
 
 
 def import_parallel_wavegan_models():
     """Return the `parallel_wavegan.models` module with the shims applied."""
+    scipy_kaiser_alias()
     import parallel_wavegan.models
 
     return parallel_wavegan.models
 
 
-def no_nltk_downloads():
-    """Make `nltk.download` a no-op (returns False). g2p_en, which espnet2.text.phoneme_tokenizer (and so
-    espnet2.tasks.tts) imports, calls it at import time when its English data is missing: a network access
-    at run time, with a page of errors offline, for an English g2p our recipes never use. Call this before
-    importing espnet2.tasks.tts or espnet2.train.collate_fn (every task module here does, first thing); using
-    g2p_en afterwards fails with nltk's own "resource not found" error."""
+def _disable_nltk_downloads() -> None:
     import nltk
 
     nltk.download = lambda *args, **kwargs: False
+
+
+def _load_g2p_en(placeholder: types.ModuleType, name: str):
+    """The placeholder's first unknown attribute: import the real g2p_en (nltk.download off) and become it."""
+    del sys.modules["g2p_en"]
+    _disable_nltk_downloads()
+    real = importlib.import_module("g2p_en")
+    placeholder.__dict__.update(real.__dict__)
+    sys.modules["g2p_en"] = real
+    return getattr(real, name)
+
+
+def no_nltk_downloads() -> None:
+    """Make `import g2p_en` cheap and download-free. Call it before importing espnet2.tasks.* or
+    espnet2.train.collate_fn (every task module here does, first thing). `import g2p_en` then binds a placeholder
+    module; its first attribute use imports the real g2p_en with nltk.download a no-op, so using it offline fails
+    with nltk's own "resource not found" error. (importlib's LazyLoader would not do: the import statement itself
+    reads the module's __spec__, which loads it.)"""
+    if "g2p_en" in sys.modules:  # already imported (by us or for real): make sure a loaded nltk cannot download
+        if "nltk" in sys.modules:
+            _disable_nltk_downloads()
+        return
+    spec = importlib.util.find_spec("g2p_en")
+    if spec is None:
+        return
+    placeholder = types.ModuleType("g2p_en", "g2p_en, imported on first use (local_models.common.compat)")
+    placeholder.__spec__ = spec
+    placeholder.__getattr__ = functools.partial(_load_g2p_en, placeholder)  # PEP 562: only for unknown names
+    sys.modules["g2p_en"] = placeholder

@@ -51,7 +51,9 @@ class PWGVocoder:
         import torch
         import yaml
 
-        import local_models.common.compat  # noqa: F401  (parallel_wavegan imports scipy.signal.kaiser)
+        from local_models.common.compat import scipy_kaiser_alias
+
+        scipy_kaiser_alias()  # parallel_wavegan imports scipy.signal.kaiser
         from parallel_wavegan.utils import load_model
 
         if config is not None:
@@ -149,7 +151,9 @@ def _run_trainer(argv: list, seed: int) -> None:
     """parallel-wavegan-train's main with argv, seeded."""
     import torch
 
-    import local_models.common.compat  # noqa: F401  (scipy.signal.kaiser for parallel_wavegan)
+    from local_models.common.compat import scipy_kaiser_alias
+
+    scipy_kaiser_alias()  # parallel_wavegan imports scipy.signal.kaiser
     from parallel_wavegan.bin import train as pwg
 
     np.random.seed(seed)  # the trainer's random windows (np.random) and batch order (torch)
