@@ -13,7 +13,7 @@ setup(
     python_requires=">=3.11,<3.12",
     packages=find_packages(include=["local_models", "local_models.*"]),
     package_data={"local_models": ["**/*.txt", "**/*.yaml", "sad/pretrained/*.tar.gz", "sad/pretrained/*.md"]},
-    install_requires=["numpy", "soundfile", "kaldiio", "tqdm", "pyyaml"],
+    install_requires=["numpy", "soundfile", "kaldiio", "tqdm", "pyyaml", "threadpoolctl"],
     extras_require={"test": ["pytest"]},
     # the inference commands (each also runs as `python -m local_models.bin.<module>`; --help on each)
     entry_points={"console_scripts": [

@@ -58,7 +58,12 @@ def main(argv=None) -> int:
             check_output_file(out)
     from local_models.sad.inference import SpeechSegmenter, recording_ids, segment_files, write_speech
 
-    set_threads(args.threads)
+    if args.device == "cpu" and args.threads > 0:  # the nets run in numpy on the CPU: its BLAS's threads, no torch
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(args.threads)
+    else:
+        set_threads(args.threads)
     recs = recording_ids(args.audio)  # before any work: two files with one id would collide in RTTM / segments
     segmenter = SpeechSegmenter.from_pretrained(args.model, device=args.device, context_s=args.context_s,
                                                 operating_point=args.operating_point, threshold=args.threshold,

@@ -261,12 +261,12 @@ def _read_meta(root: Path, where: PathLike) -> Dict[str, Path]:
 
 def unpack_archive(archive: PathLike) -> Path:
     """ARCHIVE unpacked into the cache (once); returns its directory."""
-    from espnet2.main_funcs.pack_funcs import unpack
-
     archive = Path(archive)
     target = cache_root() / _archive_digest(archive)
     if (target / "meta.yaml").is_file():  # unpacked and verified by an earlier load
         return target
+    from espnet2.main_funcs.pack_funcs import unpack  # only to unpack: a warm load imports no ESPnet
+
     names = _member_names(archive)
     verify_members(archive, names)
     target.parent.mkdir(parents=True, exist_ok=True)

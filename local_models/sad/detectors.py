@@ -27,6 +27,40 @@ def hold_to_frames(values: np.ndarray, hop_s: float, total: int) -> np.ndarray:
     return values[idx] if len(values) else np.zeros(total)
 
 
+def num_segments(T: int, L: int, S: int) -> int:
+    """Segments of length L, shift S needed to cover T frames (the last one may run past T: padded)."""
+    return 1 + max(0, int(np.ceil((T - L) / S)))
+
+
+def segment_frame_scores(y_seg, L: int, S: int, T: int):
+    """The segment RNN's frame scores (nets.SegRNNSAD, neural.NumpyNet) from its segment scores: out[..., t] = max
+    over segments i with i*S <= t < i*S+L of y[..., i].
+
+    Works on numpy arrays and torch tensors (last axis = segments). Frames covered by no segment
+    (only possible when the segments do not reach T) get -inf."""
+    M = y_seg.shape[-1]
+    is_torch = not isinstance(y_seg, np.ndarray)  # a torch.Tensor (or a subclass): no torch import for numpy
+    if is_torch:
+        import torch
+
+        out = torch.full((*y_seg.shape[:-1], T), float("-inf"), dtype=y_seg.dtype, device=y_seg.device)
+        maximum = torch.maximum
+    else:
+        out = np.full((*y_seg.shape[:-1], T), -np.inf, dtype=np.result_type(y_seg.dtype, np.float32))
+        maximum = np.maximum
+    starts = np.arange(M) * S
+    for k in range(L):  # for a fixed offset k the target frames i*S + k are distinct: vectorised
+        idx = starts + k
+        ok = idx < T
+        if not ok.any():
+            continue
+        sel, tgt = np.flatnonzero(ok), idx[ok]
+        if is_torch:
+            sel, tgt = torch.as_tensor(sel, device=y_seg.device), torch.as_tensor(tgt, device=y_seg.device)
+        out[..., tgt] = maximum(out[..., tgt], y_seg[..., sel])
+    return out
+
+
 @dataclass
 class Detector:
     """Base: subclasses set `name`, the default threshold and the thresholds swept on dev."""

@@ -5,6 +5,13 @@
   `seg.iter_segments("long.wav", chunk_s=60)` -> the same, chunk by chunk in bounded memory (streaming.py).
 * `decode_data_dir` (stage 5, `local_models.bin.sad_decode`): a detector over every recording of a data dir,
   writing 10 ms frame scores, the recordings' durations and the real-time factor.
+
+On the CPU a SpeechSegmenter runs its nets in numpy (neural.NumpyNet) and imports neither torch nor librosa, numba,
+scipy.signal or ESPnet's training code (issue #52: the shipped model loads in under a second and 300 MB;
+tests/test_sad_lean_load.py checks what gets imported, benchmarks/startup.py times it); torch comes in only for a
+GPU. (A whole-recording call on audio that is not at 8 kHz resamples with scipy.signal.resample_poly, as the recipe's
+data preparation does: that loads scipy.signal; iter_segments and speech-segments' default chunked mode
+resample with soxr.)
 """
 from __future__ import annotations
 
@@ -15,7 +22,6 @@ from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
-import torch
 import yaml
 from tqdm import tqdm
 
@@ -37,16 +43,18 @@ from .systems import NEURAL_SYSTEMS, VOTE, base_system
 Segment = Tuple[float, float]
 
 
-def make_detector(system: str, device: torch.device, model_dir: str = "", model_file: str = "") -> Detector:
+def make_detector(system: str, device: "torch.device", model_dir: str = "", model_file: str = "") -> Detector:
     """The detector of SYSTEM; a neural one's net on DEVICE (from MODEL_DIR / MODEL_FILE when given).
     Raises TypeError when MODEL_DIR is given to a system without a model."""
     opts = dict(device=str(device), model_file=model_file) if system in NEURAL_SYSTEMS else {}
     return get_detector(system, **opts, **({"model_dir": model_dir} if model_dir else {}))
 
 
-def decode_data_dir(detector: Detector, system: str, data_dir, out_dir, sample_rate: int, device: torch.device):
+def decode_data_dir(detector: Detector, system: str, data_dir, out_dir, sample_rate: int, device: "torch.device"):
     """Frame scores of every recording of DATA_DIR -> OUT_DIR/scores.{ark,scp}, OUT_DIR/reco2dur, OUT_DIR/rtf.json.
     Returns (audio seconds, processing seconds). Raises DataDirError / AudioError / ValueError / OSError."""
+    import torch
+
     out = Path(out_dir)
     audio_s = proc_s = 0.0
     durations = {}
@@ -74,8 +82,10 @@ def decode_data_dir(detector: Detector, system: str, data_dir, out_dir, sample_r
 
 
 # ----------------------------------------------------------------------------- a user's audio
-def torch_device(device) -> torch.device:
+def torch_device(device) -> "torch.device":
     """DEVICE as a torch.device; ValueError when it names a GPU this machine does not have."""
+    import torch
+
     try:
         dev = torch.device(device)
     except RuntimeError as e:
@@ -85,16 +95,25 @@ def torch_device(device) -> torch.device:
     return dev
 
 
-def build_members(spec: dict, model: PackedModel, device: torch.device) -> List[Tuple[Detector, float]]:
-    """(detector, threshold) of every member of the system SPEC describes (one, or majority_vote's three)."""
+def check_device(device) -> str:
+    """DEVICE as a string: "cpu" as it is (the nets then run in numpy: no torch import), any other one checked by
+    torch_device (ValueError when it names a GPU this machine does not have)."""
+    return "cpu" if str(device) == "cpu" else str(torch_device(device))
+
+
+def build_members(spec: dict, model: PackedModel, device: str) -> List[Tuple[Detector, float]]:
+    """(detector, threshold) of every member of the system SPEC describes (one, or majority_vote's three); the nets
+    in numpy on the CPU, in torch on a GPU."""
     if spec["kind"] == "stat_sad":
         return [(StatisticalSAD(StatConfig(**spec["stat_config"]), threshold=spec["threshold"]), spec["threshold"])]
     members = []
+    engine = "numpy" if device == "cpu" else "torch"
     for m in spec["members"]:
-        net = load_net_files(model.file(m["config"]), model.file(m["model_file"]), device)
+        net = load_net_files(model.file(m["config"]), model.file(m["model_file"]), device, engine)
         cls = detector_class(base_system(m["system"]))
         det = cls(threshold=m["threshold"], smoothing=m["smoothing"], median_s=m["median_s"], device=str(device),
-                  hmm_states=m["hmm_states"], hmm_stay=m["hmm_stay"], _net=net)
+                  hmm_states=m["hmm_states"], hmm_stay=m["hmm_stay"], _net=net,
+                  viterbi="numpy" if engine == "numpy" else "librosa")  # numpy: no numba / librosa to load
         members.append((det, m["threshold"]))
     return members
 
@@ -159,7 +178,7 @@ class SpeechSegmenter:
         None: the model shipped with the package (SHIPPED). OPERATING_POINT: at_operating_point; THRESHOLD: the
         decision threshold instead of the tuned one (not for the majority vote); KWARGS: __init__'s (context_s,
         min_speech_ms, min_silence_ms, speech_pad_ms)."""
-        device = torch_device(device)  # before any work
+        device = check_device(device)  # before any work
         if path is None:
             if not SHIPPED.is_file():
                 raise FileNotFoundError(f"no SAD model is shipped in this install ({SHIPPED}): give a model path")

@@ -29,34 +29,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from .detectors import num_segments, segment_frame_scores  # noqa: F401  (torch-free: neural.NumpyNet uses them too)
 from .systems import NETS as NET_NAMES
 
 N_BINS = 257
-
-
-def segment_frame_scores(y_seg, L: int, S: int, T: int):
-    """Frame scores from segment scores: out[..., t] = max over segments i with i*S <= t < i*S+L of y[..., i].
-
-    Works on numpy arrays and torch tensors (last axis = segments). Frames covered by no segment
-    (only possible when the segments do not reach T) get -inf."""
-    M = y_seg.shape[-1]
-    if isinstance(y_seg, torch.Tensor):
-        out = torch.full((*y_seg.shape[:-1], T), float("-inf"), dtype=y_seg.dtype, device=y_seg.device)
-        maximum = torch.maximum
-    else:
-        out = np.full((*y_seg.shape[:-1], T), -np.inf, dtype=np.result_type(y_seg.dtype, np.float32))
-        maximum = np.maximum
-    starts = np.arange(M) * S
-    for k in range(L):  # for a fixed offset k the target frames i*S + k are distinct: vectorised
-        idx = starts + k
-        ok = idx < T
-        if not ok.any():
-            continue
-        sel, tgt = np.flatnonzero(ok), idx[ok]
-        if isinstance(y_seg, torch.Tensor):
-            sel, tgt = torch.as_tensor(sel, device=y_seg.device), torch.as_tensor(tgt, device=y_seg.device)
-        out[..., tgt] = maximum(out[..., tgt], y_seg[..., sel])
-    return out
 
 
 def to_numpy(x: torch.Tensor) -> np.ndarray:
@@ -70,11 +46,6 @@ def non_pad_mask(lengths: torch.Tensor, xs: torch.Tensor) -> torch.Tensor:
     from espnet.nets.pytorch_backend.nets_utils import make_non_pad_mask
 
     return make_non_pad_mask(lengths, xs=xs)
-
-
-def num_segments(T: int, L: int, S: int) -> int:
-    """Segments of length L, shift S needed to cover T frames (the last one may run past T: padded)."""
-    return 1 + max(0, int(np.ceil((T - L) / S)))
 
 
 class CNNFrontEnd(nn.Module):

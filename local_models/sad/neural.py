@@ -12,20 +12,29 @@ Model directories: exp/<cnn1d|rnn|seg_rnn> under $SAD_EXP_DIR (default: ./exp), 
 config.yaml and valid.loss.best.pth (else latest.pth / the newest <N>epoch.pth), or `model_file` when given.
 The net runs on `device` (cpu, or cuda for sad_decode --ngpu 1); the features go there, the posteriors come
 back as float32 numpy.
+
+Inference without torch (SpeechSegmenter on the CPU, issue #52: `import torch` alone holds about 470 MiB and takes
+1.5 s): `NumpyNet` runs the same three nets' eval-mode forward in numpy on the checkpoint's weights, read by
+`read_state_dict` without torch; `stft_magnitude` is stage 2's feature without librosa; the HMM's Viterbi is numpy
+(`viterbi="numpy"`: statistical.viterbi_numpy). Each equals its torch / librosa original (tests/test_sad_lean_load.py).
 """
 from __future__ import annotations
 
+import collections
 import os
+import pickle
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from local_models.common.viterbi import warm_up
+from local_models.common.errors import PackError
+from local_models.common.viterbi import viterbi as librosa_viterbi, warm_up
 
-from .detectors import SHIFT, Detector, n_frames
-from .statistical import two_class_hmm, viterbi_ring
+from .detectors import SHIFT, Detector, n_frames, num_segments, segment_frame_scores
+from .statistical import two_class_hmm, viterbi_numpy
 from .systems import DEVBEST, SYSTEMS, VOTE, base_system, voters
 
 STATES, STAY = 5, 0.9
@@ -65,23 +74,281 @@ def load_net(model_dir: Path, device="cpu", model_file_name: str = ""):
     return load_net_files(model_dir / "config.yaml", model_file(model_dir, model_file_name), device)
 
 
-def load_net_files(config: Path, checkpoint: Path, device="cpu"):
+def load_net_files(config: Path, checkpoint: Path, device="cpu", engine: str = "torch"):
     """The net of an ESPnet SAD config.yaml + checkpoint (its `net.` weights) on `device`, in eval mode (what
-    load_net reads from a training dir, and a packed model's files)."""
-    import torch
+    load_net reads from a training dir, and a packed model's files). ENGINE "numpy": a NumpyNet (CPU only), which
+    neither imports torch nor needs it installed."""
     import yaml
 
     conf = yaml.safe_load(Path(config).read_text())
+    if engine == "numpy":
+        return NumpyNet(conf, read_state_dict(checkpoint))
+    import torch
+
     net = build_net(conf)
     state = torch.load(checkpoint, map_location=device)
     net.load_state_dict({k[len("net."):]: v for k, v in state.items() if k.startswith("net.")})
     return net.to(device).eval()
 
 
-def hmm_smooth(post: np.ndarray, threshold: float = 0.5, states: int = STATES, stay: float = STAY) -> np.ndarray:
-    """Viterbi decisions over the paper's 2 x 5-state HMM with emissions from frame posteriors."""
-    _, log_init = two_class_hmm(states, stay)
-    return viterbi_ring(hmm_emissions(post, threshold, states), stay, log_init) >= states
+# ----------------------------------------------------------------------------- inference without torch
+N_FFT, WIN, HOP = 512, 400, 80  # stage 2's FeatConfig(kind="stft", sample_rate=8000, win_ms=50, hop_ms=10, n_fft=512)
+STFT_BLOCK = 4096  # frames per FFT call: bounded temporaries on long recordings
+
+
+def hann_window() -> np.ndarray:
+    """scipy.signal.get_window("hann", WIN, fftbins=True) (periodic; scipy's general_cosine arithmetic) centred in
+    N_FFT zeros, as librosa.stft pads it (librosa.util.pad_center)."""
+    fac = np.linspace(-np.pi, np.pi, WIN + 1)
+    w = np.zeros(WIN + 1)
+    w += 0.5 * np.cos(0 * fac)
+    w += 0.5 * np.cos(1 * fac)
+    out = np.zeros(N_FFT)
+    lpad = (N_FFT - WIN) // 2
+    out[lpad: lpad + WIN] = w[:WIN]
+    return out
+
+
+def stft_magnitude(wave: np.ndarray) -> np.ndarray:
+    """(1 + len // HOP, 257) float32 |STFT| of an 8 kHz WAVE: common.features.compute(wave, stage 2's FeatConfig),
+    i.e. librosa.stft (centred frames, zero padding, the Hann window, numpy's FFT, float64 products stored as
+    complex64), computed here without importing librosa (whose stft loads scipy.signal: 0.8 s, 50 MiB)."""
+    y = np.pad(np.asarray(wave, dtype=np.float32), N_FFT // 2)
+    frames = np.lib.stride_tricks.sliding_window_view(y, N_FFT)[::HOP]
+    window = hann_window()
+    out = np.empty((len(frames), N_FFT // 2 + 1), dtype=np.float32)
+    for a in range(0, len(frames), STFT_BLOCK):
+        spec = np.fft.rfft(window * frames[a: a + STFT_BLOCK], axis=-1).astype(np.complex64)
+        out[a: a + STFT_BLOCK] = np.abs(spec)
+    return out
+
+
+# torch.save's storage classes -> numpy dtypes (the ones a SAD net's state dict holds)
+STORAGE_DTYPES = {"FloatStorage": "f4", "DoubleStorage": "f8", "HalfStorage": "f2", "LongStorage": "i8",
+                  "IntStorage": "i4", "ShortStorage": "i2", "CharStorage": "i1", "ByteStorage": "u1",
+                  "BoolStorage": "?"}
+
+
+def _rebuild_tensor(storage, offset, size, stride, *_):
+    """torch._utils._rebuild_tensor_v2 onto numpy: SIZE elements of STORAGE from OFFSET with STRIDE (in elements)."""
+    if not size:
+        return storage[offset].copy()
+    item = storage.itemsize
+    return np.lib.stride_tricks.as_strided(storage[offset:], shape=tuple(size),
+                                           strides=tuple(s * item for s in stride)).copy()
+
+
+class _StateDictUnpickler(pickle.Unpickler):
+    """A torch.save'd state dict's pickle, with numpy arrays for its tensors; anything but tensors in (ordered)
+    dicts is refused, as torch.load(weights_only=True) does."""
+
+    def __init__(self, f, read_storage, endian: str):
+        super().__init__(f)
+        self.read_storage, self.endian = read_storage, endian
+
+    def find_class(self, module, name):
+        if (module, name) == ("collections", "OrderedDict"):
+            return collections.OrderedDict
+        if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
+            return _rebuild_tensor
+        if (module, name) == ("torch._utils", "_rebuild_parameter"):
+            return lambda data, *_: data
+        if module == "torch" and name in STORAGE_DTYPES:
+            return name
+        raise pickle.UnpicklingError(f"{module}.{name} is not part of a state dict of tensors")
+
+    def persistent_load(self, pid):
+        kind, storage, key = pid[:3]
+        if kind != "storage" or storage not in STORAGE_DTYPES:
+            raise pickle.UnpicklingError(f"unknown persistent id {pid[:2]}")
+        return np.frombuffer(self.read_storage(key), dtype=self.endian + STORAGE_DTYPES[storage])
+
+
+def read_state_dict(checkpoint) -> Dict[str, np.ndarray]:
+    """{name: numpy array} of a torch.save'd state dict (torch's zip format: <prefix>/data.pkl, one file per storage
+    under <prefix>/data/, <prefix>/byteorder), read without torch. PackError naming the file when it is not one."""
+    try:
+        with zipfile.ZipFile(checkpoint) as z:
+            pkl = next((n for n in z.namelist() if n.endswith("/data.pkl")), None)
+            if pkl is None:
+                raise PackError(f"{checkpoint}: not a torch checkpoint (no data.pkl)")
+            prefix = pkl[: -len("/data.pkl")]
+            order = z.read(f"{prefix}/byteorder").decode() if f"{prefix}/byteorder" in z.namelist() else "little"
+            with z.open(pkl) as f:
+                state = _StateDictUnpickler(f, lambda key: z.read(f"{prefix}/data/{key}"),
+                                            "<" if order == "little" else ">").load()
+    except (zipfile.BadZipFile, pickle.UnpicklingError, KeyError, EOFError, ValueError, TypeError, OSError) as e:
+        raise PackError(f"{checkpoint}: not a readable torch checkpoint of weights ({e})") from None
+    if not isinstance(state, dict):
+        raise PackError(f"{checkpoint}: holds a {type(state).__name__}, not a state dict")
+    return state
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return (1 / (1 + np.exp(-x))).astype(np.float32)
+
+
+def _batch_norm(x: np.ndarray, w: Dict[str, np.ndarray], prefix: str, axis: int, eps: float = 1e-5) -> np.ndarray:
+    """Eval-mode BatchNorm over AXIS (running statistics; the affine map when the layer has one)."""
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    y = (x - w[prefix + "running_mean"].reshape(shape)) / np.sqrt(w[prefix + "running_var"].reshape(shape) + eps)
+    if prefix + "weight" in w:
+        y = y * w[prefix + "weight"].reshape(shape) + w[prefix + "bias"].reshape(shape)
+    return y.astype(np.float32)
+
+
+def _conv2d3x3(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """torch's Conv2d(kernel 3, padding 1) on X (C_in, T, F) -> (C_out, T, F): the nine shifted copies, one matmul."""
+    c_in, T, F = x.shape
+    p = np.pad(x, ((0, 0), (1, 1), (1, 1)))
+    cols = np.stack([p[:, i: i + T, j: j + F] for i in range(3) for j in range(3)], axis=1)  # (C_in, 9, T, F)
+    out = weight.reshape(len(weight), c_in * 9) @ cols.reshape(c_in * 9, T * F)
+    return (out + bias[:, None]).reshape(len(weight), T, F)
+
+
+def _conv1d(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """torch's Conv1d(kernel k, padding k // 2) on X (T, C_in) -> (T, C_out)."""
+    k = weight.shape[2]
+    T = len(x)
+    p = np.pad(x, ((k // 2, k // 2), (0, 0)))
+    cols = np.concatenate([p[i: i + T] for i in range(k)], axis=1)  # (T, k * C_in), tap-major
+    return cols @ weight.transpose(2, 1, 0).reshape(-1, len(weight)) + bias
+
+
+def _gru(x: np.ndarray, w: Dict[str, np.ndarray], bidirectional: bool) -> np.ndarray:
+    """torch's one-layer GRU (gates r, z, n; forward, and backward when BIDIRECTIONAL) over X (N, T, D) from a zero
+    state -> (N, T, H) or (N, T, 2H) (forward then backward outputs, as torch concatenates them). Both directions
+    step together: one matmul per step for the two."""
+    dirs = ["", "_reverse"] if bidirectional else [""]
+    w_hh = np.stack([w["gru.weight_hh_l0" + d].T for d in dirs])  # (K, H, 3H)
+    b_hh = np.stack([w["gru.bias_hh_l0" + d] for d in dirs])[:, None]  # (K, 1, 3H)
+    H = w_hh.shape[1]
+    gi = np.stack([x @ w["gru.weight_ih_l0" + d].T + w["gru.bias_ih_l0" + d] for d in dirs])  # (K, N, T, 3H)
+    gi[..., : 2 * H] += b_hh[:, :, None, : 2 * H]  # r and z add both biases; n's hidden bias sits inside r * (...)
+    if bidirectional:
+        gi[1] = gi[1, :, ::-1].copy()  # the backward direction reads the sequence from its end
+    b_hn = b_hh[..., 2 * H:]
+    K, N, T, _ = gi.shape
+    h = np.zeros((K, N, H), dtype=np.float32)
+    out = np.empty((K, N, T, H), dtype=np.float32)
+    for t in range(T):
+        gh = h @ w_hh
+        g = gi[:, :, t]
+        rz = 1 / (1 + np.exp(-(g[..., : 2 * H] + gh[..., : 2 * H])))
+        n = np.tanh(g[..., 2 * H:] + rz[..., :H] * (gh[..., 2 * H:] + b_hn))
+        h = n + rz[..., H:] * (h - n)  # (1 - z) n + z h
+        out[:, :, t] = h
+    if bidirectional:
+        return np.concatenate([out[0], out[1, :, ::-1]], axis=2)
+    return out[0]
+
+
+class NumpyNet:
+    """The eval-mode forward of nets.NETS[conf["model"]] in numpy, on a state dict from read_state_dict:
+    frame_probs(feats (T, 257)) -> (T,) float32 speech posteriors, equal to the torch net's to float32 rounding
+    (tests/test_sad_lean_load.py). `field`: (frames of context each side, segment grid) of a net that sees finitely
+    far (cnn1d, seg_rnn; streaming.window_context), None for the BiGRU."""
+
+    FRONT_CHUNK = 500  # frames per front-end pass (as CNNFrontEnd.forward_chunked: bounded memory)
+
+    def __init__(self, conf: dict, state: Dict[str, np.ndarray]):
+        self.kind = conf["model"]
+        self.conf = dict(conf.get("model_conf") or {})
+        if self.kind not in ("cnn1d", "rnn", "seg_rnn"):
+            raise PackError(f"net '{self.kind}' is not one of the SAD nets (cnn1d, rnn, seg_rnn)")
+        self.w = {k[len("net."):]: np.asarray(v, dtype=np.float32) for k, v in state.items()
+                  if k.startswith("net.") and not k.endswith("num_batches_tracked")}
+        self.n_blocks = len(self.conf.get("channels", (16, 32, 64, 128)))
+        self.context = 2 * self.n_blocks  # CNNFrontEnd.context
+        self.L, self.S = int(self.conf.get("seg_len", 5)), int(self.conf.get("seg_shift", 1))
+        self.bi = bool(self.conf.get("bidirectional", False)) if self.kind == "seg_rnn" else True
+        if self.kind == "cnn1d":
+            k = self.w["tcn.0.weight"].shape[2] // 2 + self.w["tcn.3.weight"].shape[2] // 2
+            self.field: Optional[Tuple[int, int]] = (self.context + k, 1)
+        elif self.kind == "seg_rnn":
+            self.field = (self.context + self.L - 1, self.S)
+        else:
+            self.field = None
+
+    def _front_chunk(self, feats: np.ndarray) -> np.ndarray:
+        w = self.w
+        x = _batch_norm(np.log1p(np.maximum(feats, 0)), w, "front.norm.", axis=1)[None]  # (1, T, F)
+        for b in range(self.n_blocks):  # nn.Sequential indices: 7 modules per block
+            for conv, bn in ((7 * b, 7 * b + 1), (7 * b + 3, 7 * b + 4)):
+                x = _conv2d3x3(x, w[f"front.cnn.{conv}.weight"], w[f"front.cnn.{conv}.bias"])
+                x = np.maximum(_batch_norm(x, w, f"front.cnn.{bn}.", axis=0), 0)
+            f = x.shape[2] // 4  # MaxPool2d((1, 4)) over frequency: the max of 4 strided views (a reduce over an
+            x = np.maximum(np.maximum(x[:, :, 0: 4 * f: 4], x[:, :, 1: 4 * f: 4]),  # axis of 4 is 5x slower)
+                           np.maximum(x[:, :, 2: 4 * f: 4], x[:, :, 3: 4 * f: 4]))
+        return x.transpose(1, 0, 2).reshape(x.shape[1], -1)  # (T, C * F')
+
+    def front(self, feats: np.ndarray) -> np.ndarray:
+        """CNNFrontEnd.forward_chunked: chunks with `context` frames of overlap, the same result as one pass."""
+        T, c, n = len(feats), self.context, self.FRONT_CHUNK
+        outs = []
+        for a in range(0, max(T, 1), n):
+            lo, hi = max(0, a - c), min(T, a + n + c)
+            outs.append(self._front_chunk(feats[lo:hi])[a - lo: a - lo + min(n, T - a)])
+        return np.concatenate(outs)
+
+    def frame_probs(self, feats: np.ndarray) -> np.ndarray:
+        h = self.front(np.asarray(feats, dtype=np.float32))
+        w = self.w
+        if self.kind == "cnn1d":
+            z = _conv1d(h, w["tcn.0.weight"], w["tcn.0.bias"])
+            z = np.maximum(_batch_norm(z, w, "tcn.1.", axis=1), 0)
+            return _sigmoid(_conv1d(z, w["tcn.3.weight"], w["tcn.3.bias"]).max(axis=1))
+        if self.kind == "rnn":
+            out = _gru(h[None], w, bidirectional=True)[0]
+            return _sigmoid((out @ w["ff.weight"].T + w["ff.bias"]).max(axis=1))
+        return self._segment_probs(h)
+
+    def _segment_probs(self, h: np.ndarray) -> np.ndarray:
+        """SegRNNSAD.frame_probs: segments (L, shift S) of the zero-padded features through the GRU, each read out
+        at its end (bidirectional: both directions' final states), then the frames' max over their segments."""
+        T, D = h.shape
+        M = num_segments(T, self.L, self.S)
+        h = np.concatenate([h, np.zeros(((M - 1) * self.S + self.L - T, D), dtype=np.float32)]) \
+            if (M - 1) * self.S + self.L > T else h
+        segs = np.lib.stride_tricks.sliding_window_view(h, self.L, axis=0)[:: self.S][:M].transpose(0, 2, 1)
+        out = _gru(np.ascontiguousarray(segs), self.w, self.bi)  # (M, L, H or 2H)
+        H = len(self.w["gru.weight_hh_l0"]) // 3
+        last = np.concatenate([out[:, -1, :H], out[:, 0, H:]], axis=1) if self.bi else out[:, -1]
+        y = (last @ self.w["ff.weight"].T + self.w["ff.bias"]).max(axis=1)
+        return segment_frame_scores(_sigmoid(y), self.L, self.S, T).astype(np.float32)
+
+
+def receptive_field(net) -> Optional[Tuple[int, int]]:
+    """(frames of context each side of the net's input features, segment grid) of a net whose scores see finitely
+    far: the 1-D CNN and the segment RNN (streaming.window_context's exact windows); None for the BiGRU."""
+    if isinstance(net, NumpyNet):
+        return net.field
+    from torch import nn  # a torch net is already loaded: so is torch
+
+    from .nets import CNN1dSAD, SegRNNSAD
+
+    if isinstance(net, CNN1dSAD):
+        return net.front.context + sum(m.kernel_size[0] // 2 for m in net.tcn if isinstance(m, nn.Conv1d)), 1
+    if isinstance(net, SegRNNSAD):  # the segments holding a frame start up to L - 1 frames before it
+        return net.front.context + net.L - 1, net.S
+    return None
+
+
+VITERBI = ("librosa", "numpy")
+
+
+def hmm_smooth(post: np.ndarray, threshold: float = 0.5, states: int = STATES, stay: float = STAY,
+               kernel: str = "librosa") -> np.ndarray:
+    """Viterbi decisions over the paper's 2 x 5-state HMM with emissions from frame posteriors. KERNEL "librosa":
+    librosa's compiled core (common.viterbi; fast, for the recipe's threshold sweeps over whole dev sets, but loading
+    numba and librosa takes 0.9 s and 120 MiB); "numpy": statistical.viterbi_numpy, the same path in numpy (about
+    10 us a frame; what SpeechSegmenter runs, so that loading a model stays light)."""
+    log_trans, log_init = two_class_hmm(states, stay)
+    emis = hmm_emissions(post, threshold, states)
+    if kernel == "numpy":
+        return viterbi_numpy(emis, log_trans, log_init) >= states
+    return librosa_viterbi(emis, log_trans, log_init) >= states
 
 
 def hmm_emissions(post: np.ndarray, threshold: float = 0.5, states: int = STATES) -> np.ndarray:
@@ -116,6 +383,7 @@ class NeuralDetector(Detector):
     hmm_states: int = STATES  # per class (the paper's 5)
     hmm_stay: float = STAY
     _net: object = field(default=None, repr=False)  # a loaded net (a packed model's) instead of model_dir's
+    viterbi: str = "librosa"  # the HMM's Viterbi kernel (hmm_smooth's KERNEL): librosa, or numpy for a light load
 
     model_name = ""  # exp/<model_name> when model_dir is not given
 
@@ -124,8 +392,10 @@ class NeuralDetector(Detector):
             self.model_dir = str(Path(os.environ.get("SAD_EXP_DIR", "exp")) / self.model_name)
         if self.smoothing not in ("hmm", "median", "none"):
             raise ValueError(f"unknown smoothing '{self.smoothing}' (hmm, median, none)")
-        if self.smoothing == "hmm":
-            warm_up()  # the Viterbi kernel, outside the timed decoding
+        if self.viterbi not in VITERBI:
+            raise ValueError(f"unknown Viterbi kernel '{self.viterbi}' ({', '.join(VITERBI)})")
+        if self.smoothing == "hmm" and self.viterbi == "librosa":
+            warm_up()  # the compiled kernel, outside the timed decoding
 
     @property
     def net(self):
@@ -134,29 +404,30 @@ class NeuralDetector(Detector):
         return self._net
 
     def posteriors_from_feats(self, feats: np.ndarray, total: int) -> np.ndarray:
-        import torch
-
         net = self.net
-        x = torch.as_tensor(np.ascontiguousarray(feats, dtype=np.float32), device=next(net.parameters()).device)
-        with torch.inference_mode():
-            post = net.frame_probs(x[None])
+        feats = np.ascontiguousarray(feats, dtype=np.float32)
+        if isinstance(net, NumpyNet):
+            post = net.frame_probs(feats)
+        else:
+            import torch
+
+            x = torch.as_tensor(feats, device=next(net.parameters()).device)
+            with torch.inference_mode():
+                post = net.frame_probs(x[None])
         post = np.asarray(post, dtype=np.float32)[:total]
         if len(post) < total:
             post = np.pad(post, (0, total - len(post)), mode="edge")
         return post
 
     def scores(self, wave, sr):
-        from local_models.common.features import FeatConfig, compute
-
         if sr != 8000:
             raise ValueError(f"the neural SAD systems are 8 kHz systems, got {sr} Hz")
-        cfg = FeatConfig(kind="stft", sample_rate=8000, win_ms=50, hop_ms=10, n_fft=512)
-        return self.posteriors_from_feats(compute(np.asarray(wave, dtype=np.float32), cfg), n_frames(len(wave), sr))
+        return self.posteriors_from_feats(stft_magnitude(wave), n_frames(len(wave), sr))
 
     def decide(self, scores, threshold=None):
         th = self.threshold if threshold is None else threshold
         if self.smoothing == "hmm":
-            return hmm_smooth(scores, th, self.hmm_states, self.hmm_stay)
+            return hmm_smooth(scores, th, self.hmm_states, self.hmm_stay, self.viterbi)
         d = scores > th
         return median_smooth(d, self.median_s) if self.smoothing == "median" else d
 

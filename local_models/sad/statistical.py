@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.ndimage import minimum_filter1d, uniform_filter1d
-from scipy.signal import lfilter, stft
 
 from local_models.common.viterbi import viterbi, warm_up
 
@@ -55,6 +53,9 @@ def min_stat_bias(alpha: float, window: int, trials: int = 64, length: int = 200
 
     Exponential(1) periodogram values stand in for |X|^2 of Gaussian noise. The seed is fixed,
     so the compensation factor is deterministic."""
+    from scipy.ndimage import minimum_filter1d
+    from scipy.signal import lfilter  # scipy here, not at import: the neural systems' inference never loads it
+
     rng = np.random.default_rng(1234)
     per = rng.exponential(1.0, size=(length, trials))
     smoothed = lfilter([1 - alpha], [1, -alpha], per, axis=0, zi=np.ones((1, trials)) * alpha)[0]
@@ -67,6 +68,9 @@ def track_noise_psd(power: np.ndarray, alpha: float, window: int) -> np.ndarray:
 
     Causal: the estimate at frame t uses frames t-window+1..t. Bias-compensated so that for
     stationary noise the estimate converges to the true PSD."""
+    from scipy.ndimage import minimum_filter1d
+    from scipy.signal import lfilter
+
     init = power[: min(len(power), 10)].mean(axis=0, keepdims=True)
     smoothed = lfilter([1 - alpha], [1, -alpha], power, axis=0, zi=init * alpha)[0]
     minimum = minimum_filter1d(smoothed, size=window, axis=0, origin=(window - 1) // 2, mode="nearest")
@@ -86,6 +90,38 @@ def ring_log_trans(n_states: int, stay: float) -> np.ndarray:
 def viterbi_ring(log_emis: np.ndarray, stay: float, log_init: np.ndarray) -> np.ndarray:
     """Viterbi over the ring of `ring_log_trans` (the topology of two_class_hmm), log_emis (T, S)."""
     return viterbi(log_emis, ring_log_trans(log_emis.shape[1], stay), log_init)
+
+
+def viterbi_forward(log_prob: np.ndarray, log_trans: np.ndarray, value: np.ndarray):
+    """The Viterbi recursion of librosa.sequence._viterbi (common/viterbi.py) in numpy, from VALUE (the scores of
+    the frame before log_prob[0]): value_t[j] = log_prob[t, j] + max_i (value_{t-1}[i] + log_trans[i, j]), ties to the
+    lowest i. Returns the last frame's values and the back pointers (T, S) uint16 of every frame. The same additions
+    as librosa's compiled core, so the same values and paths, without loading numba and librosa (0.9 s, 120 MiB)
+    for the few states of the SAD HMMs (a frame costs a few microseconds)."""
+    log_trans = np.asarray(log_trans, dtype=np.float64)
+    value = np.asarray(value, dtype=np.float64)
+    n, S = log_prob.shape
+    ptr = np.empty((n, S), dtype=np.uint16)
+    cols = np.arange(S)
+    for t in range(n):
+        trans_out = value[:, None] + log_trans  # [from, to]
+        best = trans_out.argmax(axis=0)
+        ptr[t] = best
+        value = log_prob[t] + trans_out[best, cols]
+    return value, ptr
+
+
+def viterbi_numpy(log_emis: np.ndarray, log_trans: np.ndarray, log_init: np.ndarray) -> np.ndarray:
+    """common.viterbi.viterbi (librosa's core: the same path, ties alike) in numpy: (T,) int32 states."""
+    log_emis = np.asarray(log_emis, dtype=np.float64)
+    if len(log_emis) == 0:
+        raise ValueError("viterbi: no frames")
+    value, ptr = viterbi_forward(log_emis[1:], log_trans, log_emis[0] + np.asarray(log_init, dtype=np.float64))
+    path = np.empty(len(log_emis), dtype=np.int32)
+    state = path[-1] = int(np.argmax(value))
+    for t in range(len(ptr) - 1, -1, -1):  # ptr[t] points from frame t + 1 back to frame t
+        state = path[t] = ptr[t, state]
+    return path
 
 
 def two_class_hmm(states: int, stay: float):
@@ -108,6 +144,8 @@ class StatisticalSAD(Detector):
 
     # -- stages -------------------------------------------------------------------------
     def spectrogram(self, wave: np.ndarray, sr: int) -> np.ndarray:
+        from scipy.signal import stft
+
         hop, win = int(SHIFT * sr), int(self.cfg.win_s * sr)
         _, _, spec = stft(wave, fs=sr, window="hann", nperseg=win, noverlap=win - hop, nfft=self.cfg.n_fft,
                           boundary="zeros", padded=True)
@@ -126,6 +164,8 @@ class StatisticalSAD(Detector):
         return power
 
     def csbe(self, power: np.ndarray, sr: int) -> np.ndarray:
+        from scipy.ndimage import uniform_filter1d
+
         freqs = np.fft.rfftfreq(self.cfg.n_fft, 1.0 / sr)
         power = power * (freqs >= self.cfg.highpass_hz)[None, :]
         # first-order LPC predictor per frame: autocorrelation from the power spectrum

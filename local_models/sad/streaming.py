@@ -12,7 +12,7 @@ Three stages run chunk by chunk, each keeping only the state it needs:
 2. the decision: a threshold; the median filter (its half window kept from the last chunk, the newest half
    window waiting for the next one); the HMM Viterbi (`StreamingViterbi`: a frame is decided once the best paths
    into every state at the newest frame agree on it, the traceback coalescence of an online Viterbi; the lag is
-   about the current segment, capped by `max_lag`). All three are exact.
+   about the current segment, capped by `max_lag`; numpy, statistical.viterbi_forward). All three are exact.
 3. runs of speech frames -> (start_s, end_s), each yielded once its end is decided (`SegmentBuilder`).
 """
 from __future__ import annotations
@@ -20,11 +20,10 @@ from __future__ import annotations
 from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
-from numba import njit
 
 from .detectors import SHIFT, n_frames
-from .neural import NeuralDetector, hmm_emissions, median_smooth
-from .statistical import two_class_hmm
+from .neural import NeuralDetector, hmm_emissions, median_smooth, receptive_field
+from .statistical import two_class_hmm, viterbi_forward
 
 SAMPLE_RATE = 8000  # every packed system is an 8 kHz system
 HOP = int(round(SHIFT * SAMPLE_RATE))  # samples per 10 ms frame
@@ -33,49 +32,24 @@ EMPTY = np.zeros(0, dtype=bool)
 
 
 # ----------------------------------------------------------------------------- the HMM, online
-@njit(cache=True)
-def _forward(log_prob, log_trans, value):  # pragma: no cover - compiled
-    """Viterbi recursion from VALUE (the frame before log_prob[0]) with librosa's arithmetic and tie rule
-    (common/viterbi.py): returns the last frame's values and the back pointers (T, S) of every frame."""
-    n, S = log_prob.shape
-    ptr = np.zeros((n, S), dtype=np.uint16)
-    for t in range(n):
-        trans_out = value + log_trans.T
-        new = np.empty(S)
-        for j in range(S):
-            k = np.argmax(trans_out[j])
-            ptr[t, j] = k
-            new[j] = log_prob[t, j] + trans_out[j, k]
-        value = new
-    return value, ptr
-
-
-@njit(cache=True)
-def _coalesced(ptr, live):  # pragma: no cover - compiled
+def _coalesced(ptr: np.ndarray, live: np.ndarray) -> Tuple[int, int]:
     """(k, state): the newest frame k (index into PTR's frames) where the traces back from every LIVE state of the
     newest frame meet, in STATE; (-1, 0) when they do not meet."""
-    cur = live.copy()
-    for k in range(ptr.shape[0] - 1, -1, -1):
-        same = True
-        for i in range(1, cur.shape[0]):
-            if cur[i] != cur[0]:
-                same = False
-                break
-        if same:
-            return k, cur[0]
+    cur = np.asarray(live)
+    for k in range(len(ptr) - 1, -1, -1):
+        if (cur == cur[0]).all():
+            return k, int(cur[0])
         if k > 0:
-            for i in range(cur.shape[0]):
-                cur[i] = ptr[k, cur[i]]
+            cur = ptr[k, cur]
     return -1, 0
 
 
-@njit(cache=True)
-def _trace(ptr, k, state):  # pragma: no cover - compiled
+def _trace(ptr: np.ndarray, k: int, state: int) -> np.ndarray:
     """The states of frames 0..k of PTR on the path that is in STATE at frame k."""
     out = np.empty(k + 1, dtype=np.int64)
     out[k] = state
     for t in range(k, 0, -1):
-        out[t - 1] = ptr[t, out[t]]
+        state = out[t - 1] = ptr[t, state]
     return out
 
 
@@ -97,10 +71,10 @@ class StreamingViterbi:
         if len(log_emis) == 0:
             return np.zeros(0, dtype=np.int64)
         if self.value is None:  # librosa: value[0] = log_prob[0] + log_p_init
-            value, ptr = _forward(np.ascontiguousarray(log_emis[1:]), self.log_trans, log_emis[0] + self.log_init)
+            value, ptr = viterbi_forward(log_emis[1:], self.log_trans, log_emis[0] + self.log_init)
             ptr = np.concatenate([np.zeros((1, ptr.shape[1]), dtype=np.uint16), ptr])
         else:
-            value, ptr = _forward(log_emis, self.log_trans, self.value)
+            value, ptr = viterbi_forward(log_emis, self.log_trans, self.value)
         self.value, self.ptr = value, np.concatenate([self.ptr, ptr])
         live = np.flatnonzero(np.isfinite(value))  # a path through a -inf state never wins later
         k, state = _coalesced(self.ptr, live if len(live) else np.arange(len(value)))
@@ -121,13 +95,6 @@ class StreamingViterbi:
         if self.value is None or len(self.ptr) == 0:
             return np.zeros(0, dtype=np.int64)
         return self._emit(len(self.ptr) - 1, int(np.argmax(self.value)))  # librosa: the last state by argmax
-
-
-def warm_up() -> None:
-    """Compile (or load from numba's cache) the kernels before the first chunk."""
-    v = StreamingViterbi(np.zeros((2, 2)), np.zeros(2))
-    v.push(np.zeros((3, 2)))
-    v.finish()
 
 
 # ----------------------------------------------------------------------------- decisions, chunk by chunk
@@ -336,18 +303,11 @@ class SegmentTidier:
 def window_context(detector, context_s: float = 10.0) -> Tuple[int, int, int]:
     """(left, right, align) frames of ScoreWindows for DETECTOR: the receptive field of the 1-D CNN and of the
     segment RNN (exact); CONTEXT_S seconds for the detectors that see the whole recording (BiGRU, statistical SAD)."""
-    from torch import nn  # torch (and nets, which imports it) on first use, not by `import streaming`
-
-    from .nets import CNN1dSAD, SegRNNSAD
-
     if isinstance(detector, NeuralDetector):
-        net = detector.net
-        front = FEATURE_MARGIN + net.front.context
-        if isinstance(net, CNN1dSAD):
-            ctx = front + sum(m.kernel_size[0] // 2 for m in net.tcn if isinstance(m, nn.Conv1d))
-            return ctx, ctx, 1
-        if isinstance(net, SegRNNSAD):  # the segments holding a frame start up to L - 1 frames before it
-            return front + net.L - 1, front + net.L - 1, net.S
+        field = receptive_field(detector.net)
+        if field is not None:
+            ctx, align = field
+            return FEATURE_MARGIN + ctx, FEATURE_MARGIN + ctx, align
     c = int(round(context_s / SHIFT))
     return c, c, 1
 
