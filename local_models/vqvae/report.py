@@ -8,7 +8,7 @@ from pathlib import Path
 
 from local_models.common import gpu_report
 from local_models.common import verdict as vd
-from local_models.common.datadir import atomic_open
+from local_models.common.datadir import atomic_open, read_table
 from local_models.common.plots import pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, update_results
 from local_models.common.sealed import looks_line, score_looks
@@ -421,7 +421,60 @@ def not_done_ordering(verdicts: dict) -> str:
             "whether longer training or the paper-size configs can is untested.")
 
 
-def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_ok: bool, training: str = "") -> None:
+def _set_line(name: str, d: Path) -> str:
+    """'- NAME (`d`): N clips, M min, S speakers (...)' of one data dir (minutes from utt2dur, when it has one)."""
+    spk = read_table(d / "utt2spk")
+    speakers = sorted(set(spk.values()))
+    durs = d / "utt2dur"
+    minutes = f", {sum(float(v) for v in read_table(durs).values()) / 60:.1f} min" if durs.is_file() else ""
+    named = f": {', '.join(f'`{x}`' for x in speakers)}" if len(speakers) <= 6 else ""
+    line = f"- {name} (`{d}`): {len(spk)} clips{minutes}, {len(speakers)} speaker(s){named}"
+    if (d / "voice_ref.scp").is_file():
+        refs = read_table(d / "voice_ref.scp")
+        line += (f"; {len(refs)} of its clips have a recording of the same line by the target voice (voice_ref.scp, "
+                 f"{len(set(refs.values()))} recordings, in no training set): stage 8 resynthesises and scores those")
+    return line
+
+
+def data_lines(data: Path, sets) -> list:
+    """'## Data (this run)': clips, minutes and speakers of data/{train,voice} and of each scored set."""
+    names = {"train": "train (VQ-VAE: unit discovery)", "voice": "voice (the inverter's target voice)"}
+    lines = [_set_line(names.get(x, f"{x} (scored, unseen speakers)"), Path(data) / x)
+             for x in dict.fromkeys(["train", "voice", *sets]) if (Path(data) / x / "utt2spk").is_file()]
+    return ["## Data (this run)", "", *lines, ""] if lines else []
+
+
+K_RE = re.compile(r"^trf_mfcc_k(?P<k>[0-9]+)$")
+
+
+def bitrate_lines(systems: dict, s: str) -> list:
+    """The paper's claims on bitrate, checkable without ABX: every scored row's bitrate beside the paper's, and
+    whether it grows with the codebook size K (Table 2's Transformer rows: 141.82 < 170.42 < 194.69 < 217.47)."""
+    lines = ["| system | bitrate (bits/s) | codes used | paper bitrate | ours / paper |", "|---|---|---|---|---|"]
+    measured = False
+    for n, (_, label, _, pbr) in PAPER.items():
+        m = systems.get(n, {}).get(s)
+        if m and "bitrate" in m:
+            measured = True
+            lines.append(f"| {label} (`{n}`) | {fmt(m['bitrate'])} | {m['codes_used']}/{m['num_codes']} | {pbr} | "
+                         f"{m['bitrate'] / pbr:.2f} |")
+        else:
+            lines.append(f"| {label} (`{n}`) | not run here | – | {pbr} | – |")
+    if not measured:
+        return ["- no system's bitrate was measured (stage 5)"]
+    ks = sorted((int(K_RE.match(n)["k"]), m[s]["bitrate"]) for n, m in systems.items()
+                if K_RE.match(n) and "bitrate" in m.get(s, {}))
+    if len(ks) > 1:
+        grows = "holds" if all(a[1] < b[1] for a, b in zip(ks, ks[1:])) else "does NOT hold"
+        lines += ["", f"- Bitrate grows with the codebook size K (paper Table 2): **{grows}** ("
+                  + ", ".join(f"K {k}: {fmt(b)}" for k, b in ks) + " bits/s)."]
+    return lines
+
+
+def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_ok: bool, training: str = "",
+             data: tuple = (), abx_na: str = "") -> None:
+    """RESULTS.md. DATA: the '## Data (this run)' lines; ABX_NA: why the scored set has no ABX (a corpus without
+    phone times): the ABX tables and checks give way to that reason and the claims checkable without ABX."""
     systems = results["systems"]
     s = sets[0]
     base = systems.get("mfcc_baseline", {}).get(s, {})
@@ -437,14 +490,19 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
         "angular distance arccos(cos)/pi between frames (codes evaluated as their codebook embeddings, one per 40 ms);",
         "scores averaged over contexts, then speakers, then phone pairs; error = (1 - score) x 100. Bitrate = (N / D) x H:",
         "N symbols over the bitrate list, D its total duration (s), H the entropy (bits) of the symbol distribution.",
-        "",
-        f"Reference row: raw MFCC 39 (10 ms frames) ABX on {s}: **{fmt(base.get('abx'))} %** "
-        f"(zerospeech-libriabx2: {fmt(base.get('abx_libriabx2'))} %).",
+        "", *data,
     ]
-    for t in (1, 2, 3):
-        lines += table_lines(t, systems, sets)
-    checks, ordering = claims(systems, s)
-    lines += ["", "## Checks", ""] + (checks or ["- not enough systems run to check the paper's claims"])
+    if abx_na:
+        lines += [f"## ABX: n/a on {s}", "", f"- ABX error (every row, the raw-MFCC reference too): **n/a**. {abx_na}",
+                  "", f"## Bitrate on {s} (the paper's claims checkable without ABX)", "", *bitrate_lines(systems, s)]
+        ordering = {}
+    else:
+        lines.append(f"Reference row: raw MFCC 39 (10 ms frames) ABX on {s}: **{fmt(base.get('abx'))} %** "
+                     f"(zerospeech-libriabx2: {fmt(base.get('abx_libriabx2'))} %).")
+        for t in (1, 2, 3):
+            lines += table_lines(t, systems, sets)
+        checks, ordering = claims(systems, s)
+        lines += ["", "## Checks", ""] + (checks or ["- not enough systems run to check the paper's claims"])
     inv = systems.get("inverter", {}).get(s)
     lines += ["", f"## Resynthesis in the target voice (codebook inverter + Griffin-Lim, `{inverter}`)", ""]
     if inv:
@@ -479,9 +537,12 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
         f.write("\n".join(lines) + "\n")
 
 
-def headline(systems: dict, s: str) -> list:
-    """The measured claims README's row gives (results.json 'headline'): the checks and the resynthesis MCD."""
-    out = [line.strip()[2:] if line.startswith("- ") else line.strip() for line in claims(systems, s)[0]]
+def headline(systems: dict, s: str, abx_na: str = "") -> list:
+    """The measured claims README's row gives (results.json 'headline'): the checks (ABX_NA: ABX n/a and the
+    bitrate checks instead) and the resynthesis MCD."""
+    checks = [f"- ABX: n/a. {abx_na}", *(line for line in bitrate_lines(systems, s) if line.startswith("- "))] \
+        if abx_na else claims(systems, s)[0]
+    out = [line.strip()[2:] if line.startswith("- ") else line.strip() for line in checks]
     inv = systems.get("inverter", {}).get(s) or {}
     if inv.get("mcd") is not None:
         src = inv.get("mcd_source")
@@ -494,6 +555,13 @@ def headline(systems: dict, s: str) -> list:
     return out
 
 
+def no_abx_reason(d: Path, scored: dict, s: str) -> str:
+    """Why set S has no ABX (its data dir D's abx_na line), when no row of SCORED has an ABX on it; else ''."""
+    if any("abx" in by_set.get(s, {}) for by_set in scored.values()) or not (d / "abx_na").is_file():
+        return ""
+    return " ".join((d / "abx_na").read_text(encoding="utf-8").split())
+
+
 def trained_dirs(exp: Path, systems, inverter: Path) -> dict:
     """{model: exp dir} of the scored models (every system and each target voice's inverter): update_results names
     the commit and device that trained each."""
@@ -503,23 +571,27 @@ def trained_dirs(exp: Path, systems, inverter: Path) -> dict:
 
 
 def score(systems, sets, inverter: str, corpus: str, exp="exp", results_md="RESULTS.md", sealed_sets=(),
-          config_files=(), options=None) -> dict:
+          config_files=(), options=None, data="data") -> dict:
     """Collect every system (plus the raw-MFCC baseline and the inverter), update exp/results.json, draw the
     plot and write RESULTS.md; returns the freshly collected {system: {set: metrics}}. Each of SEALED_SETS that has
-    scores is a look, counted under the fingerprint of CONFIG_FILES + OPTIONS (results.json "sealed_looks")."""
+    scores is a look, counted under the fingerprint of CONFIG_FILES + OPTIONS (results.json "sealed_looks").
+    A first set without ABX whose data dir (under DATA) says why (its abx_na file: a corpus without phone times) is
+    reported as ABX n/a, with the bitrate checks and the data used instead of the ABX tables (write_md)."""
     exp = Path(exp)
     scored = {n: collect_system(exp, n, sets) for n in ["mfcc_baseline", *systems]}
     add_seed_stats(scored, sets)
     scored["inverter"] = collect_inverter(Path(inverter), sets)
     seen = [s for s in sets if any(s in by_set for by_set in scored.values())]  # a set without scores is no look
     looks = score_looks(exp, seen, sealed_sets, config_files, options)
+    abx_na = no_abx_reason(Path(data) / sets[0], scored, sets[0])
     results = update_results(exp / "results.json", "zerospeech2019/unit1", corpus, scored,
-                             headline=lambda systems: headline(systems, sets[0]),
+                             headline=lambda systems: headline(systems, sets[0], abx_na),
                              extra={"sealed_looks": looks, "ordering_candidates": candidates(systems)},
                              trained=trained_dirs(exp, systems, Path(inverter)))
     ok = plot({n: m for n, m in results["systems"].items() if n in systems}, sets[0],
               exp / "images" / "abx_vs_bitrate.png")
-    write_md(Path(results_md), results, sets, corpus, inverter, ok, training_line(exp, systems, Path(inverter)))
+    write_md(Path(results_md), results, sets, corpus, inverter, ok, training_line(exp, systems, Path(inverter)),
+             tuple(data_lines(Path(data), sets)) if abx_na else (), abx_na)
     return scored
 
 

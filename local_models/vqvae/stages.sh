@@ -2,7 +2,7 @@
 # Stages of the Transformer VQ-VAE (paper 003, Tjandra et al.: Transformer VQ-VAE for unsupervised subword discovery,
 # with a codebook inverter for speech synthesis; package local_models/vqvae) on any corpus:
 #  1 data: the corpus's local/data.sh ${local_data_opts} -> data/{train,voice,test} (train: unit-discovery speech,
-#    the target voices' too; voice: the target voices alone, speaker = utterance-id prefix; test: unseen speakers)
+#    the target voices' too; voice: the target voices alone, one speaker (utt2spk) each; test: unseen speakers)
 #  2 features (librosa, 16 kHz, 25 ms / 10 ms: MFCC 13+d+dd, 80 log-mel; linear magnitude of data/voice for the
 #    inverter; 5 % of train / voice held out as the trainer's validation set) -> dump/<feat>/<set>, dump/train_utt2sid
 #  3 ABX item file of each test set (triphone contexts, across speaker) from its phone alignments (phones.ctm)
@@ -23,7 +23,9 @@
 # Any data dir with a wav.scp (any rate: resampled to 16 kHz) can be encoded, its bitrate measured (ABX too with a
 # phones.ctm or abx.item) and resynthesised: ./run.sh --stage 5 --test-sets "my_set" (features and items made then).
 # Optional files of a test set: phones.ctm or abx.item (ABX), bitrate_list (the utterances the bitrate is measured
-# on), synthesis_list ("<utt> [<voice>]": what stage 8 resynthesises), voice_ref.scp (stage 8's MCD reference).
+# on), synthesis_list ("<utt> [<voice>]": what stage 8 resynthesises), voice_ref.scp (stage 8's MCD reference),
+# abx_na (one line: why a set without phone times has no ABX; stage 9 then reports ABX n/a, the bitrate checks and
+# the data used instead of the ABX tables).
 # Sealed sets (${sealed_sets}, default the test set): only scored, never chosen on. This recipe makes no choice on
 # data: the systems, the inverter system and the ordering check's Transformer candidates (systems.py COMPARED) are
 # declared; ZeroSpeech 2019 has no dev ABX set, so stage 9 reports every candidate and picks none.
@@ -232,9 +234,10 @@ train_inverter() {
     local conf=$1 feat=$2 v=$3 inv lists part f
     inv=$(inverter_dir); lists=${inv}/${v}/lists
     mkdir -p "${lists}"
-    for part in tr cv; do  # this voice's utterances (speaker = id prefix) -> ${lists}/{<feat>,spec}_<part>.*
+    for part in tr cv; do  # this voice's utterances (data/voice/utt2spk) -> ${lists}/{<feat>,spec}_<part>.*
         for f in ${feat}/voice/${part}.scp ${feat}/voice/${part}.shape spec/voice/${part}.scp; do
-            awk -v v="${v}" 'index($1, v "_") == 1' "dump/${f}" > "${lists}/${f%%/*}_${f##*/}"
+            awk -v v="${v}" 'NR == FNR {if ($2 == v) keep[$1]; next} $1 in keep' data/voice/utt2spk "dump/${f}" \
+                > "${lists}/${f%%/*}_${f##*/}"
         done
     done
     train_net "${conf}" "${inv}/${v}" --model_conf "vqvae_config=exp/${inverter_system}/config.yaml" \

@@ -3,6 +3,8 @@
 # espeak-ng English mini corpus (audio in downloads/mini/; also data/test_voice_ref).
 #   train: unit-discovery speakers + target voice (VQ-VAE)   voice: target voice only (inverter)
 #   test:  unseen speakers, with bitrate_list and synthesis_list (mini: also phones.ctm, voice_ref.scp)
+# --corpus real: Flight of the Amazon Queen's dialogue instead (local/prepare_real.py --help: Joe the target voice,
+#   four characters held out as test; voice_ref.scp where Joe says a test line too; data/test/abx_na: no phone times)
 set -euo pipefail
 . ./path.sh
 . ./db.sh
@@ -13,9 +15,21 @@ seed=0          # mini corpus: voices and sentences
 nj=2            # mini corpus: synthesis processes
 bitrate_filelist=""  # ZeroSpeech 2019: the evaluation package's bitrate_filelist.txt (default: looked for in the corpus)
 abx_item=""          # ZeroSpeech 2019: the evaluation package's ABXpy .item file of english/test -> data/test/abx.item
+corpus=""            # real: Flight of the Amazon Queen (the pinned Debian package); else as db.sh says
+fotaq_root=""        # real: an unpacked flight-of-the-amazon-queen tree (default: fetch the pinned package; cache:
+                     # $SPEECH_RECIPES_DEBIAN)
+test_speakers=fotaq_death,fotaq_klunk,fotaq_chief,fotaq_henry  # real: the characters held out as test (commas)
 . parse_options.sh
 
-if [ -n "${ZEROSPEECH2019}" ]; then
+if [ "${corpus}" = real ]; then
+    [ -z "${bitrate_filelist}${abx_item}" ] || die "--bitrate-filelist / --abx-item need ZEROSPEECH2019 (db.sh)"
+    log "Reading Flight of the Amazon Queen's dialogue (target voice fotaq_joe; test: ${test_speakers})"
+    python local/prepare_real.py --audio-dir downloads/fotaq --test-speakers "${test_speakers}" \
+        ${fotaq_root:+--root "${fotaq_root}"} data
+    sets="train voice test"; text_opt=--no-text
+elif [ -n "${corpus}" ]; then
+    die "--corpus ${corpus}: real, or none (ZEROSPEECH2019 from db.sh, else the mini corpus)"
+elif [ -n "${ZEROSPEECH2019}" ]; then
     [ -d "${ZEROSPEECH2019}" ] || die "db.sh: ZEROSPEECH2019=${ZEROSPEECH2019} is not a directory"
     log "Reading ZeroSpeech 2019 English at ${ZEROSPEECH2019}"
     opts=()

@@ -13,7 +13,7 @@ Voiced captions (speaker `fotaq_caption`: the data does not say who reads them) 
 is decoded from queen.1c once and written at 16 kHz to AUDIO_DIR/<utt>.wav (wav.scp points there; AUDIO_DIR/clips.tsv
 holds each clip's speaker, kind and game text). Every directory gets wav.scp, utt2spk, spk2utt and utt2dur, no
 text (as ZeroSpeech 2019), and is built aside and swapped in whole. No abx.item: the game gives each clip's text but
-no phone times.
+no phone times; data/test/abx_na says so (stage 9 then reports ABX as n/a, with that reason).
 """
 from __future__ import annotations
 
@@ -31,6 +31,9 @@ from local_models.common.dirops import build_and_swap
 SAMPLE_RATE = 16000
 VOICE = "fotaq_joe"
 UNKNOWN = ("fotaq_caption",)
+NO_ABX = ("ABX needs phone times (the triphone items of data/test/abx.item) and this corpus has none: the game gives "
+          "each clip's line of text, not where its phones lie, and the collection installs no forced aligner to "
+          "recover them (an item file made elsewhere, put at data/test/abx.item, is scored by stages 6 and 9).")
 # Four mid-sized characters (23 min), held out whole: Death, Klunk, the pygmy chief, Henry.
 TEST_SPEAKERS = ("fotaq_death", "fotaq_klunk", "fotaq_chief", "fotaq_henry")
 
@@ -81,6 +84,8 @@ def writer(clips: Sequence[fotaq.Clip], audio_dir: Path, seconds: Mapping[str, f
             with atomic_open(path / "synthesis_list") as f:
                 f.writelines(f"{u} {VOICE}\n" for u in utts if u in refs)
             write_table(path / "voice_ref.scp", {u: str(audio_dir / f"{refs[u].utt}.wav") for u in utts if u in refs})
+            with atomic_open(path / "abx_na") as f:
+                f.write(NO_ABX + "\n")
     return write
 
 
@@ -111,7 +116,7 @@ def get_parser() -> argparse.ArgumentParser:
     p.add_argument("--container", help="a queen.1c file (instead of --root)")
     p.add_argument("--audio-dir", default="downloads/fotaq", help="where the 16 kHz wavs go (default: %(default)s)")
     p.add_argument("--test-speakers", default=" ".join(TEST_SPEAKERS),
-                   help="space-separated characters held out as test (default: %(default)s)")
+                   help="characters held out as test, separated by spaces or commas (default: %(default)s)")
     p.add_argument("data_root", help="writes <data_root>/{train,voice,test}")
     return p
 
@@ -120,7 +125,7 @@ def main(argv=None) -> int:
     a = get_parser().parse_args(argv)
     try:
         container = Path(a.container) if a.container else fotaq.container(a.root or unpacked(fotaq.FOTAQ))
-        prepare(container, Path(a.data_root), Path(a.audio_dir), a.test_speakers.split())
+        prepare(container, Path(a.data_root), Path(a.audio_dir), a.test_speakers.replace(",", " ").split())
     except (ValueError, RuntimeError, OSError) as e:
         print(f"prepare_real: error: {e}", file=sys.stderr)
         return 1
