@@ -1,5 +1,6 @@
 """Speed a user feels: every inference command's real-time factor, time to first output and peak memory on ONE
-CPU thread, on inputs of 10 s, 1 min and 10 min (texts of 10, 50 and 200 words), from packed models.
+CPU thread, on inputs of 10 s, 1 min and 10 min (speech-to-text also 30 min; texts of 10, 50 and 200 words), from
+packed models.
 
 Each measurement runs in a fresh process (OMP/MKL/torch at one thread; peak memory = that process's max RSS,
 model and Python included), after one warm-up call on a short input. Inputs are made here, offline:
@@ -8,7 +9,10 @@ repeating a set of sentences in the model's language to the word count.
 
   speech-segments  RTF = processing s / audio s; first output = first segment out of iter_segments (--chunk_s:
                    the first segment comes after the first chunk is read and decided)
-  speech-to-text   LID-free, streaming with the early switch-off; first output = first partial result
+  speech-to-text   LID-free from a wav file (made by the driver, so that the child's peak memory is the decoder's):
+                   streaming with the early switch-off, first output = first partial result (--stt_mode stream),
+                   and the call the command makes, every decoder to the end (--stt_mode call); both by default.
+                   RTF also as CPU time (time.process_time), which a loaded machine does not inflate
   text-to-speech   sentence by sentence (front end + acoustic model + vocoder); RTF = s / s of audio made;
                    first output = the first sentence's audio
   speech-to-units  encode; no streaming: first output = the whole call
@@ -18,6 +22,7 @@ included); VQ-VAE encode RTF <= 0.01; first output within 200 ms. The table mark
 
   python benchmarks/inference_speed.py                       # every packed model found under egs/*/*/exp
   python benchmarks/inference_speed.py --models egs/kss/tts1/exp/jdit/packed/model.tar.gz --lengths 10 60
+  python benchmarks/inference_speed.py --models ARCHIVE --stt_lengths 10 60 --stt_mode call
 Writes benchmarks/results/inference_speed.{json,md} (--out).
 """
 import argparse
@@ -114,18 +119,32 @@ def measure_audio(paper: str, model, seconds: float, voice: str, chunk_s: float 
             total = time.perf_counter() - t0
         return {"rtf": total / seconds, "first_s": first, "seconds": total}
     if paper == "multisoftmax":
-        list(model.stream((warm, sr)))
-        t0, first, last = time.perf_counter(), None, None
-        for last in model.stream((audio, sr)):
-            first = first if first is not None else time.perf_counter() - t0
-        total = time.perf_counter() - t0
-        return {"rtf": total / seconds, "first_s": first, "seconds": total, "language": getattr(last, "language", None)}
+        raise ValueError("speech-to-text is measured from a file: measure_stt")
     model((warm, sr))
     t0 = time.perf_counter()
     out = model((audio, sr))
     total = time.perf_counter() - t0
     return {"rtf": total / seconds, "first_s": total, "seconds": total, "units": int(len(out["units"])),
             "bitrate": float(out["bitrate"])}
+
+
+def measure_stt(model, path: str, seconds: float, voice: str, mode: str) -> dict:
+    """speech-to-text on the wav file PATH: `stream` (partial results, switch-off) or `call` (the command's)."""
+    warm = speech_audio(1.0, voice)
+    if mode == "call":
+        model((warm, 16000))
+        t0, c0 = time.perf_counter(), time.process_time()
+        best = model(path)[0]
+        total, cpu = time.perf_counter() - t0, time.process_time() - c0
+        return {"rtf": total / seconds, "cpu_rtf": cpu / seconds, "first_s": None, "seconds": total,
+                "language": best.language, "units": len(best.units)}
+    list(model.stream((warm, 16000)))
+    t0, c0, first, last = time.perf_counter(), time.process_time(), None, None
+    for last in model.stream(path):
+        first = first if first is not None else time.perf_counter() - t0
+    total, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {"rtf": total / seconds, "cpu_rtf": cpu / seconds, "first_s": first, "seconds": total,
+            "language": getattr(last, "language", None)}
 
 
 def measure_text(paper: str, model, words: int) -> dict:
@@ -157,6 +176,8 @@ def child(spec: dict) -> dict:
     load_s = time.perf_counter() - t0
     if paper in TEXTS:
         res = measure_text(paper, model, spec["length"])
+    elif paper == "multisoftmax":
+        res = measure_stt(model, spec["wav"], spec["length"], VOICE.get(model.languages[0], "en-us"), spec["mode"])
     else:
         langs = getattr(model, "languages", None) or ["en"]
         voice = VOICE.get(paper) or VOICE.get(langs[0], "en-us")
@@ -176,10 +197,21 @@ def find_models():
     return list(found.values())
 
 
-def run_child(model: Path, length: int, timeout: float, chunk_s: float = 60.0) -> dict:
+def stt_input(seconds: int, voice: str, d: str) -> str:
+    """A wav of SECONDS of speech in D (16 kHz, 16-bit: what a user gives the command)."""
+    import soundfile
+
+    path = Path(d) / f"stt_{seconds}s.wav"
+    if not path.exists():
+        soundfile.write(path, speech_audio(seconds, voice), 16000, subtype="PCM_16")
+    return str(path)
+
+
+def run_child(model: Path, length: int, timeout: float, chunk_s: float = 60.0, **extra) -> dict:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    spec = {"model": str(model), "length": length, "chunk_s": chunk_s, **extra}
     try:
-        proc = subprocess.run([sys.executable, __file__, "--child", json.dumps({"model": str(model), "length": length, "chunk_s": chunk_s})],
+        proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)],
                               capture_output=True, text=True, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"error": f"not finished in {timeout} s"}
@@ -199,7 +231,8 @@ def table(rows) -> str:
         met = "met" if r["rtf"] <= goal else "MISSED"
         first = f"{r['first_s']:.3f} ({'met' if r['first_s'] <= GOAL_FIRST_S else 'MISSED'})" \
             if r.get("first_s") is not None else "-"
-        lines.append(f"| {r['command']} | {r['paper']} | {r['system']} | {r['input']} | {r['rtf']:.4f} | "
+        rtf = f"{r['rtf']:.4f}" + (f" (CPU {r['cpu_rtf']:.4f})" if "cpu_rtf" in r else "")  # CPU: without contention
+        lines.append(f"| {r['command']} | {r['paper']} | {r['system']} | {r['input']} | {rtf} | "
                      f"<= {goal} {met} | {first} | {r['load_s']:.2f} | {r['peak_mib']:.0f} |")
     return "\n".join(lines)
 
@@ -213,6 +246,10 @@ def main(argv=None) -> int:
                    help="writes OUT.json and OUT.md (default: %(default)s)")
     p.add_argument("--chunk_s", type=float, default=60.0, help="speech-segments' chunk (default: %(default)s)")
     p.add_argument("--timeout", type=float, default=600, help="seconds per measurement (default: %(default)s)")
+    p.add_argument("--stt_lengths", nargs="*", type=int, default=[10, 60, 600, 1800],
+                   help="speech-to-text's audio seconds (default: %(default)s; issue #52: any length)")
+    p.add_argument("--stt_mode", nargs="+", choices=["stream", "call"], default=["stream", "call"],
+                   help="speech-to-text: streaming with switch-off, and/or the command's call (default: %(default)s)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
@@ -226,16 +263,24 @@ def main(argv=None) -> int:
         print("inference_speed: no packed models (run make demo or a recipe's pack stage first)", file=sys.stderr)
         return 1
     rows = []
+    tmp = tempfile.TemporaryDirectory()
     for model in models:
         card = read_card(model)
         paper = card["paper"]
-        lengths = args.words if paper in TEXTS else args.lengths
+        lengths = args.words if paper in TEXTS else args.stt_lengths if paper == "multisoftmax" else args.lengths
         for length in lengths:
-            r = run_child(model, length, args.timeout, args.chunk_s)
             label = f"{length} words" if paper in TEXTS else f"{length} s"
-            rows.append({"command": COMMAND[paper], "paper": paper, "system": card.get("system"), "input": label,
-                         "model": str(model), **r})
-            print(table(rows[-1:]).splitlines()[-1], flush=True)
+            runs = [(card.get("system"), {})]
+            if paper == "multisoftmax":
+                voice = VOICE.get(next(iter(card.get("languages") or ["en"])), "en-us")  # as the child picks it
+                wav = stt_input(length, voice, tmp.name)
+                runs = [(f"{card.get('system')} ({mode})", {"wav": wav, "mode": mode}) for mode in args.stt_mode]
+            for system, extra in runs:
+                r = run_child(model, length, args.timeout, args.chunk_s, **extra)
+                rows.append({"command": COMMAND[paper], "paper": paper, "system": system, "input": label,
+                             "model": str(model), **r})
+                print(table(rows[-1:]).splitlines()[-1], flush=True)
+    tmp.cleanup()
     import platform
 
     env = {"cpu": platform.processor() or platform.machine(), "hardware": hardware(), "threads": 1,

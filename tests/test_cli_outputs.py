@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from local_models.bin import speech_segments, text_to_speech, units_to_speech
-from local_models.common.cli import check_output_dir, check_output_file, results, run_main
+from local_models.common.cli import InputLoop, check_output_dir, check_output_file, results, run_main
 
 as_root = pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes in read-only dirs")
 
@@ -84,3 +84,34 @@ def test_commands_refuse_a_bad_output_before_loading_the_model(tmp_path, capsys)
     assert run_main(text_to_speech.main, ["-m", str(model), "--text_file", str(empty), "-o", str(tmp_path / "w")],
                     "t") == 2
     assert f"{empty}: no text in it" in capsys.readouterr().err
+
+
+def test_input_loop_progress_and_keep_going(capsys):
+    """One progress line per input done; a user's mistake stops the loop, or with keep_going is one line naming the
+    input and the loop goes on (exit code 2 at the end); a programming error is never swallowed."""
+    def work(name):
+        if name == "bad.wav":
+            raise ValueError("bad.wav: cannot read audio")
+        if name == "odd.wav":
+            raise KeyError("no such speaker")  # a message that does not name the input: it is put before it
+        return name.upper()
+
+    loop = InputLoop(["a.wav", "bad.wav", "c.wav", "odd.wav"], "tool", keep_going=True,
+                     seconds=lambda p, r: 2.0 if r == "A.WAV" else None)
+    assert list(loop.run(work)) == [("a.wav", "A.WAV"), ("c.wav", "C.WAV")]
+    assert loop.failed == ["bad.wav", "odd.wav"] and loop.exit_code == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[1] == "tool: error: bad.wav: cannot read audio" and len(lines) == 4
+    assert lines[3] == "tool: error: odd.wav: no such speaker"
+    assert lines[0].startswith("[1/4] a.wav: 2.0 s in ") and " RTF " in lines[0]
+    assert lines[2].startswith("[3/4] c.wav: done in ")
+    loop = InputLoop(["a.wav", "bad.wav", "c.wav"], "tool", timed=False)
+    got = []
+    with pytest.raises(ValueError, match="bad.wav"):
+        for item in loop.run(work):
+            got.append(item)
+    assert got == [("a.wav", "A.WAV")] and capsys.readouterr().err.startswith("[1/3] a.wav: done in ")
+    loop = InputLoop(["a.wav"], "tool", keep_going=True)
+    with pytest.raises(ZeroDivisionError):
+        list(loop.run(lambda name: 1 / 0))
+    assert InputLoop([], "tool").exit_code == 0

@@ -254,11 +254,60 @@ def test_cli_one_best_n_best_and_output_file(tmp_path, archives):
 
 
 def cli_error(argv, capsys) -> str:
+    """The error line (after the progress lines of the inputs decoded before it)."""
     capsys.readouterr()
     assert run_main(speech_to_text.main, argv, prog="speech-to-text") == 2
     err = capsys.readouterr().err
-    assert err.startswith("speech-to-text: error: ") and "Traceback" not in err
-    return err
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert all(line.startswith("[") for line in lines[:-1]) and lines[-1].startswith("speech-to-text: error: "), err
+    return lines[-1]
+
+
+def test_cli_keep_going_progress_and_results_as_they_come(tmp_path, archives, capsys):
+    model = ["--model", str(archives["multisoftmax_lid"])]
+    a, b = speech(tmp_path / "a.wav", seed=1), speech(tmp_path / "b.wav", seed=2)
+    (tmp_path / "bad.wav").write_text("not audio")
+    out = tmp_path / "out.txt"
+    capsys.readouterr()
+    argv = [str(a), str(tmp_path / "bad.wav"), str(b), *model, "--keep_going"]
+    assert run_main(speech_to_text.main, [*argv, "-o", str(out)], prog="speech-to-text") == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"[1/3] {a}: 1.2 s in ") and "RTF" in err[0]
+    assert err[1].startswith("speech-to-text: error: ") and "bad.wav: cannot read audio" in err[1]
+    assert err[2].startswith(f"[3/3] {b}: ") and len(err) == 3
+    s2t = Speech2Text.from_pretrained(archives["multisoftmax_lid"])
+    expect = [f"{p}\t{s2t(p)[0].language}\t{s2t(p)[0].text}" for p in (a, b)]
+    assert out.read_text(encoding="utf-8").splitlines() == expect
+    assert run_main(speech_to_text.main, argv, prog="speech-to-text") == 2  # stdout: each input as it is done
+    assert capsys.readouterr().out.splitlines() == expect
+    cli_error([str(a), str(tmp_path / "bad.wav"), *model, "-o", str(tmp_path / "none.txt")], capsys)
+    assert not (tmp_path / "none.txt").exists()  # without --keep_going: the first bad input stops, nothing written
+
+
+def test_long_input_decodes_by_blocks_like_whole(tmp_path, archives, monkeypatch):
+    """An input over LONG_S (60 s; 4 s here) is read, featurised, encoded and searched in BLOCK_S blocks (10 s;
+    1.5 s here): the features agree with the one-pass ones to float rounding, the hypotheses are the same, and the
+    stream ends where the call ends."""
+    from local_models.multisoftmax import inference
+
+    monkeypatch.setattr(inference, "LONG_S", 4.0)
+    monkeypatch.setattr(inference, "BLOCK_S", 1.5)
+    s2t = Speech2Text.from_pretrained(archives["multisoftmax_lid"])
+    path = speech(tmp_path / "long.wav", sr=16000, seconds=7.5, seed=3)
+    wave, _ = soundfile.read(path, dtype="float32")
+    blocks = list(s2t.feature_blocks(str(path)))
+    assert len(blocks) == 5 and max(len(b) for b in blocks) <= 160
+    torch.testing.assert_close(torch.cat(blocks), s2t.features(str(path)), atol=1e-4, rtol=0)
+    assert len(list(s2t.feature_blocks((wave, 16000)))) == 5  # an array too (resampled whole, then blocks)
+    assert len(list(s2t.feature_blocks((wave[:16000 * 4], 16000)))) == 1  # up to LONG_S: whole, as stage 2
+    got = s2t(str(path), nbest=2)
+    monkeypatch.setattr(inference, "LONG_S", 1e9)
+    ref = s2t(str(path), nbest=2)
+    assert [(h.text, h.language) for h in got] == [(h.text, h.language) for h in ref]
+    monkeypatch.setattr(inference, "LONG_S", 4.0)
+    last = list(s2t.stream(str(path)))[-1]
+    assert last.final and last.seconds == pytest.approx(7.5, abs=0.011)
 
 
 def test_cli_bad_inputs_are_one_clear_error_and_write_nothing(tmp_path, archives, capsys):
@@ -324,3 +373,19 @@ def test_pack_refuses_stale_unit_lists_and_stats(tmp_path):
     assert not out.parent.exists()
     with pytest.raises(PackError, match="missing model_file"):
         Speech2Text.from_pretrained(recipe / "exp/vanilla", inference_model="nope.pth")
+
+
+def test_vanilla_streaming_language_is_the_script_of_the_text_so_far(tmp_path, archives):
+    """vanilla's partial results tell the language by the script of their units, kept up to date unit by unit."""
+    s2t = Speech2Text.from_pretrained(archives["vanilla"])
+    path = speech(tmp_path / "a.wav", seconds=2.0, seed=4)
+    parts = list(s2t.stream(path))
+    best = s2t(path)[0]
+    assert parts[-1].final and (parts[-1].text, parts[-1].language) == (best.text, best.language)
+    letters = {lang: {u.replace(U.WORD_START, "") for u in us} for lang, us in s2t.lang_lists.items()}
+    for p in parts:
+        counts = {lang: sum(ch in s for ch in p.text.replace(" ", "")) for lang, s in letters.items()}
+        top = max(counts.values())
+        expect = [lang for lang, n in counts.items() if n == top]
+        assert p.language == (expect[0] if top and len(expect) == 1 else None), (p.text, counts)
+    assert any(p.language for p in parts)  # the check above was not vacuous

@@ -8,8 +8,9 @@ import math
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
 # the error classes alone, from a module that imports nothing heavy: `<command> --help` loads no numpy, soundfile,
 # yaml or torch (tests/test_lean_help.py); what writes outputs imports them when it runs
@@ -23,6 +24,7 @@ USER_ERRORS = (AudioError, PackError, DataDirError, FileNotFoundError, ValueErro
 # an output the system refuses (read-only place, a directory where a file goes): one line too
 OUTPUT_ERRORS = (PermissionError, IsADirectoryError, NotADirectoryError)
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
+T = TypeVar("T")
 
 
 def positive(kind: Callable = float) -> Callable[[str], object]:
@@ -76,8 +78,7 @@ def run_main(main: Callable[[Optional[Sequence[str]]], int], argv: Optional[Sequ
         with quiet:
             return main(argv) or 0
     except USER_ERRORS as e:
-        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
-        print(f"{prog or Path(sys.argv[0]).name}: error: {msg}", file=sys.stderr)
+        print(error_line(prog, e), file=sys.stderr)
         return 2
     except OUTPUT_ERRORS as e:
         print(f"{prog or Path(sys.argv[0]).name}: error: {e.filename}: {e.strerror}", file=sys.stderr)
@@ -86,6 +87,74 @@ def run_main(main: Callable[[Optional[Sequence[str]]], int], argv: Optional[Sequ
         return 130
     finally:
         _results = None
+
+
+def error_line(prog: Optional[str], e: BaseException, name: Optional[str] = None) -> str:
+    """`PROG: error: <message>` of a user's mistake (a KeyError's message without its quotes), `NAME: ` before the
+    message unless it names NAME already."""
+    msg = str(e.args[0] if isinstance(e, KeyError) and e.args else e)
+    if name is not None and str(name) not in msg:
+        msg = f"{name}: {msg}"
+    return f"{prog or Path(sys.argv[0]).name}: error: {msg}"
+
+
+def add_keep_going_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--keep_going", action="store_true",
+                   help="an input that fails (unreadable, silent, ...) is named in one line on stderr and skipped; "
+                        "the others are processed and written; the exit status is then 2 (default: stop at the "
+                        "first, writing nothing)")
+
+
+def audio_seconds(path) -> Optional[float]:
+    """Duration of an audio file from its header (None when it has none): the progress line's real-time factor."""
+    import soundfile
+
+    try:
+        return soundfile.info(str(path)).duration
+    except (RuntimeError, soundfile.LibsndfileError, OSError):
+        return None
+
+
+class InputLoop:
+    """A command's inputs one at a time, with a progress line per input on stderr and --keep_going:
+
+        loop = InputLoop(args.inputs, "speech-to-text", args.keep_going)
+        for path, result in loop.run(lambda path: model(path)):
+            ...                                  # write or keep RESULT
+        return loop.exit_code                    # 2 if --keep_going skipped an input
+
+    Progress: `[3/10] a.wav: 62.1 s in 3.05 s, RTF 0.049`: SECONDS(input, result) gives the seconds of audio the
+    real-time factor divides by (default: the input file's duration; text-to-speech would give its result's
+    length); None, or TIMED False: `done in 3.05 s`. A user's mistake in an input (USER_ERRORS) stops the loop
+    (run_main reports it) unless KEEP_GOING: then `PROG: error: <input>: <message>` on stderr and the next input."""
+
+    def __init__(self, inputs: Sequence[str], prog: str, keep_going: bool = False,
+                 seconds: Optional[Callable[[str, T], Optional[float]]] = None, timed: bool = True):
+        self.inputs, self.prog, self.keep_going = list(inputs), prog, keep_going
+        self.seconds = (seconds or (lambda path, _result: audio_seconds(path))) if timed else None
+        self.failed: List[str] = []
+
+    def run(self, work: Callable[[str], T]) -> Iterator[Tuple[str, T]]:
+        """(input, WORK(input)) of each input that succeeded, in order, as soon as it is done."""
+        for i, path in enumerate(self.inputs, 1):
+            t0 = time.perf_counter()
+            try:
+                result = work(path)
+            except USER_ERRORS as e:
+                if not self.keep_going:
+                    raise
+                print(error_line(self.prog, e, path), file=sys.stderr, flush=True)
+                self.failed.append(path)
+                continue
+            took = time.perf_counter() - t0
+            length = self.seconds(path, result) if self.seconds else None
+            rate = f"{length:.1f} s in {took:.2f} s, RTF {took / length:.3f}" if length else f"done in {took:.2f} s"
+            print(f"[{i}/{len(self.inputs)}] {path}: {rate}", file=sys.stderr, flush=True)
+            yield path, result
+
+    @property
+    def exit_code(self) -> int:
+        return 2 if self.failed else 0
 
 
 def _check_writable_dir(d: Path, what: Path) -> None:

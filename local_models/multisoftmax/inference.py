@@ -8,7 +8,11 @@ decode_stats.json of each setting. `run(opts)` takes multisoftmax_decode's optio
 A user's raw audio (`speech-to-text`): `Speech2Text.from_pretrained(archive or exp dir, device="cpu")`, then
 `s2t(audio, sample_rate=None, language=None, nbest=1) -> [Hypothesis(text, language, score, units)]` best first
 (LID-free unless `language` is given) and `s2t.stream(audio, ...) -> Partial` results chunk by chunk with the
-early switch-off; the features are stage 2's (frontend.py), the search stage 6's.
+early switch-off; the features are stage 2's (frontend.py), the search stage 6's. Any length (issue #52): an
+input over 60 s is read, featurised, stacked, encoded and searched 10 s at a time (`feature_blocks`,
+`iter_encode_blocks`), and the search keys its hypotheses by prefix-tree nodes (`LongFormSearch`: decode's search
+step for step, at a cost per frame that does not grow with the length decoded), so time per second of input and
+memory stay flat.
 """
 from __future__ import annotations
 
@@ -17,23 +21,26 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import kaldiio
 import numpy as np
+import soundfile
 import torch
 import yaml
 from tqdm import tqdm
 
+from local_models.common.audio import check_audio, iter_audio_blocks, read_audio
 from local_models.common.datadir import DataDirError, atomic_open, c_sort_key, read_table, write_table
 from local_models.common.device import device_of
+from local_models.common.features import compute
 
-from .decode import (INF, LidFreeDecoder, StreamingBeamSearch, SwitchOff, encode_chunks, iter_encode, lang_by_script,
-                     t_avg)
+from .decode import (INF, LidFreeDecoder, NBest, StreamingBeamSearch, SwitchOff, _logaddexp, cpu_kernels,
+                     encode_chunks, lang_by_script, t_avg)
 from .frontend import audio_features, feature_dims, read_feat_conf
 from .pack import DEFAULT_DECODING, PAPER, exp_files, parse_decoding, read_decode_conf
 from .systems import system_language
-from .units import units_to_text
+from .units import SPECIAL, WORD_START, units_to_text
 
 NO_LANG = "<none>"  # hyp_lang of a vanilla hypothesis whose script is empty or ambiguous
 
@@ -301,6 +308,279 @@ def run(opts: DecodeOptions) -> int:
     return 0
 
 
+# ============================================================================ any length: bounded search state
+
+class _Prefix:
+    """A hypothesis' unit sequence as a node of a prefix tree (parent + last unit), hashed and compared in O(1)
+    time for the usual cases. decode.StreamingBeamSearch keys its hypotheses and prediction cache by tuples, whose
+    hash and slice copy cost O(length) on every look-up: with a model that emits up to max_sym_per_frame units
+    every frame that made a long input's search quadratic (60 s: half the decoding time; 600 s: over 240 s).
+    Equal sequences are equal nodes (the hash is the sequence's, built from the parent's), so merging and
+    the search's order are exactly the tuple version's."""
+    __slots__ = ("parent", "unit", "length", "_hash")
+
+    def __init__(self, parent: Optional["_Prefix"] = None, unit: int = 0):
+        self.parent, self.unit = parent, unit
+        self.length = 0 if parent is None else parent.length + 1
+        self._hash = hash(()) if parent is None else hash((parent._hash, unit))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        a, b = self, other
+        while a is not b:  # two equal sequences meet at a shared ancestor (at worst the root) within a few steps
+            if not isinstance(b, _Prefix) or (a._hash, a.length, a.unit) != (b._hash, b.length, b.unit):
+                return False
+            a, b = a.parent, b.parent
+        return True
+
+    def units(self) -> List[int]:
+        out, node = [], self
+        while node.parent is not None:
+            out.append(node.unit)
+            node = node.parent
+        return out[::-1]
+
+
+class LongFormSearch(StreamingBeamSearch):
+    """decode.StreamingBeamSearch with `_Prefix` nodes for hypotheses: the same search step for step (same
+    hypotheses, scores and n-best order), at a cost per frame that does not grow with the length decoded, and a
+    prediction-network cache bounded by the beam (the states of the surviving hypotheses and their extensions)."""
+
+    def __init__(self, model, head: str, beam: int = 4, max_sym_per_frame: int = 3):
+        super().__init__(model, head, beam, max_sym_per_frame)
+        root = _Prefix()
+        self._cache = {root: self._cache[()]}
+        self.hyps = {root: 0.0}
+
+    def step(self, enc_chunk: torch.Tensor) -> _Prefix:
+        """Consume encoder frames (S_c, H); return the best hypothesis so far as a node (`.units()` lists it:
+        the base class lists it on every step, O(length) a chunk)."""
+        t0 = time.process_time()
+        with cpu_kernels():
+            frames = self._joint.enc(enc_chunk) if self._joint is not None else enc_chunk
+            for enc in frames:
+                self._frame(enc)
+        self.frames += len(enc_chunk)
+        self.cpu_s += time.process_time() - t0
+        return self.best_prefix()
+
+    def best_prefix(self) -> _Prefix:
+        return max(self.hyps.items(), key=lambda kv: kv[1])[0]
+
+    def _predict(self, prefixes: Sequence[_Prefix], state, tokens: torch.Tensor) -> None:
+        """decode's _predict with the prediction LSTM run as nn.LSTM.forward runs it (torch.lstm on its flat
+        weights) without the module's per-call checks: the same numbers; the checks were a quarter of a step."""
+        lstm = self.model._pred_net(self.head)
+        if lstm.proj_size or lstm.training:
+            return super()._predict(prefixes, state, tokens)
+        emb = self.model.heads[self.head].embed(tokens)[:, None, :]
+        g, h, c = torch.lstm(emb, state, lstm._flat_weights, lstm.bias, lstm.num_layers, 0.0, False,
+                             lstm.bidirectional, lstm.batch_first)
+        q = self._joint.pred(g[:, 0]) if self._joint is not None else g[:, 0]
+        for i, p in enumerate(prefixes):
+            self._cache[p] = (q[i], (h[:, i], c[:, i]))
+
+    def best(self) -> List[int]:
+        return self.best_prefix().units()
+
+    def final(self) -> NBest:
+        items = [(p.units(), s) for p, s in self.hyps.items()]
+        return sorted(items, key=lambda kv: (-kv[1], len(kv[0]), kv[0]))
+
+    def _extend_cache(self, prefixes: Sequence[_Prefix]) -> None:
+        todo = [p for p in prefixes if p not in self._cache]
+        if todo:
+            parents = [self._cache[p.parent][1] for p in todo]
+            state = (torch.stack([h for h, _ in parents], 1), torch.stack([c for _, c in parents], 1))
+            self._predict(todo, state, torch.tensor([p.unit for p in todo], dtype=torch.long, device=state[0].device))
+
+    def _frame(self, enc: torch.Tensor) -> None:
+        """decode.StreamingBeamSearch._frame with prefix nodes (see there for the search itself)."""
+        done: Dict[_Prefix, float] = {}
+        emitting: Dict[_Prefix, float] = dict(self.hyps)
+        for step in range(self.max_sym + 1):
+            prefixes = list(emitting)
+            self._extend_cache(prefixes)
+            logp = self._log_probs(enc, torch.stack([self._cache[p][0] for p in prefixes])).double()  # (N, V)
+            base = torch.tensor([emitting[p] for p in prefixes], dtype=logp.dtype, device=logp.device)
+            for p, s in zip(prefixes, (base + logp[:, 0]).tolist()):
+                done[p] = _logaddexp(done.get(p), s)
+            if step == self.max_sym:  # at most max_sym_per_frame units a frame: the blank above was forced
+                break
+            cand = (base[:, None] + logp[:, 1:]).reshape(-1)
+            vals, idx = cand.topk(min(self.beam, cand.numel()))
+            pool = [(s, True, p) for p, s in done.items()]
+            width = logp.shape[1] - 1
+            pool += [(s, False, _Prefix(prefixes[i // width], i % width + 1))
+                     for s, i in zip(vals.tolist(), idx.tolist())]
+            kept = sorted(pool, key=lambda x: -x[0])[:self.beam]
+            done = {p: s for s, is_done, p in kept if is_done}
+            emitting = {p: s for s, is_done, p in kept if not is_done}
+            if not emitting:
+                break
+        self.hyps = dict(sorted(done.items(), key=lambda kv: -kv[1])[:self.beam])
+        self._cache = {p: v for p, v in self._cache.items()
+                       if p in self.hyps or p.parent is None or p.parent in self.hyps}
+
+
+class LongFormLidFree(LidFreeDecoder):
+    """decode.LidFreeDecoder over `LongFormSearch`es, with a running sum of the LID posteriors for the partial
+    results (`leader` concatenates every chunk's, O(frames) a call); `result` is the base class's."""
+
+    def __init__(self, model, beam: int = 4, max_sym_per_frame: int = 3, tau: float = INF, s_th: float = INF):
+        super().__init__(model, beam, max_sym_per_frame, tau, s_th)
+        self.searches = {lang: LongFormSearch(model, model.head_of(lang), beam, max_sym_per_frame)
+                         for lang in self.langs}
+        self._post_sum = np.zeros(len(self.langs))
+
+    def step(self, h: torch.Tensor, lid_log_post: torch.Tensor) -> np.ndarray:
+        active = super().step(h, lid_log_post)
+        self._post_sum += np.exp(self._log_post[-1]).sum(axis=0)
+        return active
+
+    def running_leader(self) -> Tuple[str, np.ndarray, np.ndarray]:
+        """`leader()` from the running sum (equal up to rounding), O(languages)."""
+        avg = self._post_sum / max(self.frames, 1)
+        running = np.array([self.searches[lang].frames for lang in self.langs]) == self.frames
+        return self.langs[int(np.argmax(np.where(running, avg, -INF)))], avg, running
+
+
+class _BestText:
+    """`units_to_text` of a search's best hypothesis (and with LANG_UNITS, vanilla's `lang_by_script` of it),
+    updated from the previous one: only the units after the point where the two part are converted, so a partial
+    result costs O(new units), not O(length)."""
+
+    def __init__(self, names: Sequence[str], lang_units: Optional[Dict[str, Sequence[str]]] = None):
+        self.names = names
+        self.chain: List[_Prefix] = []   # the last best hypothesis' nodes, oldest first
+        self.pieces: List[str] = []      # each unit's text: " x" for a word-start unit after the first, else x
+        self.langs = list(lang_units or {})
+        sets = [{_grapheme(u) for u in lang_units[lang] if u not in SPECIAL} for lang in self.langs]
+        # per unit id: 1 for each language whose script holds its grapheme; counts: running sums along the chain
+        self.member = [tuple(int(n not in SPECIAL and _grapheme(n) in g) for g in sets) for n in names]
+        self.counts: List[Tuple[int, ...]] = []
+
+    def __call__(self, node: _Prefix) -> str:
+        new = []
+        while node.length > len(self.chain) or (node.length and self.chain[node.length - 1] is not node):
+            new.append(node)
+            node = node.parent
+        del self.chain[node.length:], self.pieces[node.length:], self.counts[node.length:]
+        for n in reversed(new):
+            name = self.names[n.unit]
+            word_start = name.startswith(WORD_START) and name not in SPECIAL
+            grapheme = name[len(WORD_START):] if word_start else name
+            self.pieces.append(" " + grapheme if word_start and self.chain else grapheme)
+            if self.langs:
+                last = self.counts[-1] if self.counts else (0,) * len(self.langs)
+                self.counts.append(tuple(a + b for a, b in zip(last, self.member[n.unit])))
+            self.chain.append(n)
+        return "".join(self.pieces)
+
+    def language(self) -> Optional[str]:
+        """`lang_by_script` of the hypothesis last given: the one language with most of its graphemes, or None."""
+        counts = self.counts[-1] if self.counts else (0,) * len(self.langs)
+        top = max(counts, default=0)
+        winners = [lang for lang, c in zip(self.langs, counts) if c == top]
+        return winners[0] if top > 0 and len(winners) == 1 else None
+
+
+def _grapheme(unit: str) -> str:
+    """A unit's grapheme as lang_by_script reads it (B_x: x)."""
+    return unit[len(WORD_START):] if unit.startswith(WORD_START) else unit
+
+
+# ============================================================================ any length: bounded memory
+
+LONG_S = 60.0   # inputs up to this long are read and featurised whole (exactly as stage 2); longer ones in blocks
+BLOCK_S = 10.0  # block of a long input: its features are computed, encoded and searched before the next is read
+
+
+def block_features(waves: Iterable[np.ndarray], cfg) -> Iterator[np.ndarray]:
+    """`common.features.compute` of the joined wave blocks WAVES, block by block (static features: cfg.deltas 0):
+    frame i is centred on sample i * hop, so each block's frames are computed with half an FFT window of the
+    samples around them and equal the one-pass frames (the FFTs are the same; the mel product may round
+    differently in the last bit). Holds one block and a window's context."""
+    hop, half = cfg.hop_length, cfg.fft_size // 2
+    ctx = -(-half // hop) * hop            # context samples, a whole number of hops
+    buf, buf0, frame = np.zeros(0, np.float32), 0, 0   # samples from global index buf0; next frame to give
+    for wave, last in _with_last(waves):
+        buf = np.concatenate([buf, wave])
+        end = buf0 + len(buf)
+        start = max(0, frame * hop - ctx)
+        seg = buf[start - buf0:]
+        # frames whose window lies in what was read; at the end every frame (1 + samples // hop, as one pass)
+        upto = end // hop + 1 if last else (end - half) // hop + 1
+        if upto > frame:
+            first = (frame * hop - start) // hop
+            yield compute(seg, cfg)[first:first + upto - frame]
+            frame = upto
+        keep = max(0, frame * hop - ctx)
+        buf, buf0 = buf[keep - buf0:], keep
+
+
+def _with_last(items):
+    """(item, is_last) pairs (a one-item look-ahead)."""
+    it = iter(items)
+    try:
+        prev = next(it)
+    except StopIteration:
+        return
+    for item in it:
+        yield prev, False
+        prev = item
+    yield prev, True
+
+
+def iter_encode_blocks(net, blocks: Iterable[torch.Tensor], chunk: int = 10, lid: Optional[int] = None,
+                       with_lid: bool = False) -> Iterator[Tuple[torch.Tensor, Optional[torch.Tensor], int]]:
+    """decode.iter_encode over normalised features that arrive in BLOCKS: the same chunks (h (S_c, H), LID
+    log-posteriors or None) as iter_encode over the joined features, plus the feature frames read so far. The
+    causal stacking runs chunk by chunk on the chunk's frames and the history it looks back at, so memory holds a
+    block, not the whole input's stacked (8x wider) features."""
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1 frame, got {chunk}")
+    n, stride = net.stack_n, net.stride
+    back = -(-(n - stride) // stride)          # stacked frames whose history reaches before a chunk's first
+    buf, buf0, fed, j0 = None, 0, 0, 0         # features from frame buf0 on; frames read; next stacked frame
+    state = lid_state = None
+    lid_t = None if lid is None else torch.tensor([lid], device=net.device)
+
+    def encode(j1: int, final: bool):
+        nonlocal state, lid_state, buf, buf0
+        lo = stride * max(0, j0 - back)
+        window = buf[lo - buf0:] if final else buf[lo - buf0:stride * j1 - buf0]
+        with cpu_kernels():
+            x, _ = net.stack(window[None], torch.tensor([len(window)], device=window.device))
+            k0 = j0 - lo // stride
+            xc = x[:, k0:k0 + j1 - j0]
+            h, state = net.encode(xc, torch.tensor([xc.shape[1]], device=xc.device), lid_t, state)
+            lp = None
+            if with_lid:
+                lp, lid_state = net.lid_log_posteriors(h, lid_state)
+        return h[0], None if lp is None else lp[0]
+
+    for block in blocks:
+        buf = block if buf is None else torch.cat([buf, block])
+        fed += len(block)
+        while stride * (j0 + chunk) <= fed:    # a whole chunk and everything its stacking reads are in
+            h, lp = encode(j0 + chunk, final=False)
+            j0 += chunk
+            keep = stride * max(0, j0 - back)
+            buf, buf0 = buf[keep - buf0:], keep
+            yield h, lp, fed
+    if buf is None:
+        raise ValueError("no features (zero-length audio)")
+    total = -(-fed // stride)
+    while j0 < total:                          # the rest: the last, partial 30 ms block repeats the final frame
+        j1 = min(j0 + chunk, total)
+        h, lp = encode(j1, final=True)
+        j0 = j1
+        yield h, lp, fed
+
+
 # ============================================================================ a user's audio: Speech2Text
 
 @dataclass
@@ -373,6 +653,9 @@ class Speech2Text:
         device = device_of_name(device)
         model = load_from_files(packed.file("config"), packed.file("model_file"), device)
         lists = lang_unit_lists(packed.file("config").parent, model.net, packed.file("config"))
+        # librosa imports its spectral modules (scipy.signal, ...) on first use: seconds, taken here with the load
+        # rather than in the first input's time (its progress line, its first partial result)
+        compute(np.zeros(feat_conf.sample_rate // 10, np.float32), feat_conf)
         return cls(model, feat_conf, packed.card, conf, lists)
 
     # ------------------------------------------------------------------ what the model decodes
@@ -406,6 +689,39 @@ class Speech2Text:
         x = torch.from_numpy(audio_features(audio, self.feat_conf, sample_rate)).to(self.device)
         return self.model.normalise(x)
 
+    def feature_blocks(self, audio, sample_rate=None) -> Iterator[torch.Tensor]:
+        """`features` of AUDIO in blocks: one block for an input up to LONG_S (60 s), so that it decodes exactly as
+        the recipe's stage 2 + 6 would; a longer one in BLOCK_S (10 s) blocks, a file read block by block
+        (`common.audio.iter_audio_blocks`: soxr's streaming resampler where the rate is not the model's, where a
+        short input gets scipy's polyphase one), so that memory stays flat in the input's length."""
+        waves = self._long_input_blocks(audio, sample_rate)
+        if waves is None:
+            yield self.features(audio, sample_rate)
+            return
+        for feats in block_features(waves, self.feat_conf):
+            yield self.model.normalise(torch.from_numpy(feats).to(self.device))
+
+    def _long_input_blocks(self, audio, sample_rate) -> Optional[Iterator[np.ndarray]]:
+        """Wave blocks at the model's rate of an input longer than LONG_S with static features, else None."""
+        rate = self.feat_conf.sample_rate
+        if self.feat_conf.deltas:
+            return None
+        if isinstance(audio, (str, Path)):
+            try:
+                if soundfile.info(str(audio)).duration <= LONG_S:
+                    return None
+            except (RuntimeError, soundfile.LibsndfileError):
+                return None  # read_audio names the problem
+            return _checked_blocks(iter_audio_blocks(audio, rate, BLOCK_S), str(audio), rate)
+        if isinstance(audio, tuple) and (len(audio) != 2 or sample_rate is not None):
+            return None  # audio_features names the problem
+        wave, in_rate = audio if isinstance(audio, tuple) else (audio, sample_rate)
+        if not isinstance(in_rate, (int, np.integer)) or in_rate <= 0 or len(wave) <= LONG_S * in_rate:
+            return None
+        wave, _ = read_audio((wave, in_rate), rate)  # in memory already: resampled whole, then featurised by blocks
+        step = int(BLOCK_S * rate)
+        return (wave[i:i + step] for i in range(0, len(wave), step))
+
     # ------------------------------------------------------------------ decoding
     def _session(self, language: Optional[str], switch_off: Tuple[float, float]) -> "_Session":
         return _Session(self, self.check_language(language), switch_off)
@@ -414,12 +730,13 @@ class Speech2Text:
                  switch_off: Optional[Tuple[float, float]] = None) -> List[Hypothesis]:
         """N-best hypotheses of AUDIO (a file path, (array, rate), or an array with SAMPLE_RATE; any rate), best
         first. LANGUAGE None: LID-free (the model tells the language); a code: that language's decoder. SWITCH_OFF
-        (tau, s_th): LID-free early switch-off; default every decoder runs to the end (the recipe's Table 4)."""
+        (tau, s_th): LID-free early switch-off; default every decoder runs to the end (the recipe's Table 4).
+        Any length: memory and time per second of input do not grow with it (`feature_blocks`, LongFormSearch)."""
         if nbest < 1:
             raise ValueError(f"nbest must be >= 1, got {nbest}")
         session = self._session(language, switch_off or (INF, INF))
-        for h, lp in iter_encode(self.net, self.features(audio, sample_rate), self.decoding["chunk"],
-                                 session.onehot, session.with_lid):
+        for h, lp, _ in iter_encode_blocks(self.net, self.feature_blocks(audio, sample_rate), self.decoding["chunk"],
+                                           session.onehot, session.with_lid):
             session.step(h, lp)
         return session.final(nbest)
 
@@ -428,18 +745,28 @@ class Speech2Text:
         """Partial results chunk by chunk (every `chunk` 30 ms encoder frames) as the streaming encoder and search
         advance, the last with final=True. LID-free with an LID head, decoders are switched off early with the
         card's (tau, s_th) (paper Section 6.3) unless SWITCH_OFF overrides it. The features are the recipe's
-        (whole-input STFT frames, as stage 2); the encoder and search never look ahead."""
+        (STFT frames of the whole input up to 60 s, as stage 2; of 10 s blocks beyond); the encoder and search
+        never look ahead. A partial result costs O(units new since the last), not O(units so far)."""
         session = self._session(language, switch_off or (self.decoding["tau"], self.decoding["s_th"]))
-        frames, seconds_per_frame = 0, self.net.stride * self.feat_conf.hop_ms / 1000
-        x = self.features(audio, sample_rate)
-        duration = len(x) * self.feat_conf.hop_ms / 1000
-        for h, lp in iter_encode(self.net, x, self.decoding["chunk"], session.onehot, session.with_lid):
+        frames, fed, seconds_per_frame = 0, 0, self.net.stride * self.feat_conf.hop_ms / 1000
+        for h, lp, fed in iter_encode_blocks(self.net, self.feature_blocks(audio, sample_rate), self.decoding["chunk"],
+                                             session.onehot, session.with_lid):
             session.step(h, lp)
             frames += len(h)
-            yield session.partial(min(frames * seconds_per_frame, duration), final=False)
+            yield session.partial(min(frames * seconds_per_frame, fed * self.feat_conf.hop_ms / 1000), final=False)
+        duration = fed * self.feat_conf.hop_ms / 1000
         best = session.final(1)[0]
         last = session.partial(duration, final=True)
         yield Partial(best.text, best.language, duration, True, last.running, last.lid_posteriors)
+
+
+def _checked_blocks(blocks: Iterator[np.ndarray], name: str, rate: int) -> Iterator[np.ndarray]:
+    """BLOCKS, each checked as read_audio checks a whole input (a silent block is fine: a pause)."""
+    n = 0
+    for block in blocks:
+        check_audio(block, f"{name} (at {n / rate:.0f} s)", allow_silent=True)
+        n += len(block)
+        yield block
 
 
 class _Session:
@@ -452,12 +779,13 @@ class _Session:
         self.with_lid = language is None and net.has_lid
         self.onehot = net.langs.index(language) if net.system == "onehot" else None
         if self.with_lid:
-            self.decoder = LidFreeDecoder(net, d["beam"], d["max_sym_per_frame"], *switch_off)
+            self.decoder = LongFormLidFree(net, d["beam"], d["max_sym_per_frame"], *switch_off)
             self.head = None
         else:
             self.head = net.heads_names[0] if language is None else net.head_of(language)
-            self.decoder = StreamingBeamSearch(net, self.head, d["beam"], d["max_sym_per_frame"])
+            self.decoder = LongFormSearch(net, self.head, d["beam"], d["max_sym_per_frame"])
         self.by_script = s2t.lang_lists if language is None and net.system == "vanilla" else None
+        self._texts = {head: _BestText(net.token_lists[head], self.by_script) for head in net.heads_names}
 
     def step(self, h: torch.Tensor, lid_log_post: Optional[torch.Tensor]) -> None:
         if self.with_lid:
@@ -478,13 +806,16 @@ class _Session:
         return [self._hyp(self.head, u, s, self.language) for u, s in self.decoder.final()[:nbest]]
 
     def partial(self, seconds: float, final: bool) -> Partial:
+        """The best hypothesis so far; its text is updated from the last partial's (_BestText)."""
         if self.with_lid:
-            lang, avg, running = self.decoder.leader()
-            hyp = self._hyp(lang, self.decoder.searches[lang].best(), 0.0, lang)
-            return Partial(hyp.text, lang, seconds, final, [l for l, on in zip(self.net.langs, running) if on],
+            lang, avg, running = self.decoder.leader() if final else self.decoder.running_leader()
+            text = self._texts[lang](self.decoder.searches[lang].best_prefix())
+            return Partial(text, lang, seconds, final, [l for l, on in zip(self.net.langs, running) if on],
                            {l: round(float(p), 4) for l, p in zip(self.net.langs, avg)})
-        hyp = self._hyp(self.head, self.decoder.best(), 0.0, self.language)
-        return Partial(hyp.text, hyp.language, seconds, final)
+        text = self._texts[self.head]
+        words = text(self.decoder.best_prefix())
+        # vanilla: the script of the units so far
+        return Partial(words, text.language() if self.by_script is not None else self.language, seconds, final)
 
 
 def device_of_name(device) -> torch.device:
@@ -501,13 +832,3 @@ def result_lines(name: str, hyps: List[Hypothesis], numbered: bool = False) -> L
     if not numbered:
         return [f"{name}\t{hyps[0].language or NO_LANG}\t{hyps[0].text}\n"]
     return [f"{name}\t{i}\t{h.language or NO_LANG}\t{h.score:.3f}\t{h.text}\n" for i, h in enumerate(hyps, 1)]
-
-
-def transcribe_files(s2t: Speech2Text, inputs: List[str], language: Optional[str] = None, nbest: int = 1) -> str:
-    """Every input decoded (a progress bar over the inputs on a terminal), then the text of `result_lines`: an
-    unusable input fails before anything is written."""
-    s2t.check_language(language)  # an unknown code fails before the first input is decoded
-    lines = []
-    for path in tqdm(inputs, desc="speech-to-text", unit="file", disable=None, file=sys.stderr):
-        lines += result_lines(path, s2t(path, language=language, nbest=nbest), numbered=nbest > 1)
-    return "".join(lines)
