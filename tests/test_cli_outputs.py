@@ -111,6 +111,12 @@ def test_input_loop_progress_and_keep_going(capsys):
         for item in loop.run(work):
             got.append(item)
     assert got == [("a.wav", "A.WAV")] and capsys.readouterr().err.startswith("[1/3] a.wav: done in ")
+
+    def stops_at_odd(argv):  # without keep_going too, the error line names the input its message does not name
+        for _ in InputLoop(["a.wav", "odd.wav", "c.wav"], "tool", timed=False).run(work):
+            pass
+    assert run_main(stops_at_odd, [], prog="tool") == 2
+    assert capsys.readouterr().err.splitlines()[1:] == ["tool: error: odd.wav: no such speaker"]
     loop = InputLoop(["a.wav"], "tool", keep_going=True)
     with pytest.raises(ZeroDivisionError):
         list(loop.run(lambda name: 1 / 0))

@@ -3,14 +3,19 @@ MUSA-RNN (Spanish, egs/tcstar/tts1) model: front end, acoustic model (durations 
 
     text-to-speech --model exp/jdit/packed/model.tar.gz --text "안녕하세요, 3월 1일입니다." -o hello.wav
     python -m local_models.bin.text_to_speech --model ARCHIVE --text_file lines.txt -o out_dir/
+
+Prints `<wav>\t<seconds> s` per wav written. A progress line per text goes to stderr (`[3/10] lines.txt:3: 4.2 s
+in 0.51 s, RTF 0.121`, against the seconds of speech made). Without --keep_going every text is spoken before any
+wav is written: a bad line leaves no wav behind. --keep_going: a text that fails is named on stderr and skipped,
+each other one's wav is written as soon as it is spoken, and the exit status is 2.
 """
 import argparse
 import importlib
 import sys
 from pathlib import Path
 
-from local_models.common.cli import (AUDIO_SUFFIXES, add_model_args, check_output_dir, check_output_file, positive,
-                                     results, run_main, set_threads, write_wav)
+from local_models.common.cli import (AUDIO_SUFFIXES, InputLoop, add_keep_going_arg, add_model_args, check_output_dir,
+                                     check_output_file, positive, results, run_main, set_threads, write_wav)
 
 PAPERS = {"jdit": "JDI-T (Korean)", "salad": "SALAD / MUSA-RNN (Spanish)"}
 
@@ -23,9 +28,11 @@ def get_parser() -> argparse.ArgumentParser:
     src.add_argument("--text", help="the text to speak")
     src.add_argument("--text_file", help="one text per line (utf-8); -o is then a directory: <line number>.wav")
     p.add_argument("-o", "--output", required=True, help="output .wav/.flac/.ogg (a directory with --text_file)")
-    p.add_argument("--speed", type=positive(float), default=1.0, help="speaking rate: 2 = twice as fast (durations / speed)")
+    p.add_argument("--speed", type=positive(float), default=1.0,
+                   help="speaking rate: 2 = twice as fast (durations / speed)")
     p.add_argument("--paper", choices=sorted(PAPERS),
                    help="which model an exp dir holds (an archive's model card says it; needed for exp dirs only)")
+    add_keep_going_arg(p)
     return p
 
 
@@ -54,21 +61,27 @@ def texts_of(args):
     return [(f"{args.text_file}:{n}", line, Path(args.output) / f"{n:04d}.wav") for n, line in enumerate(lines, 1)]
 
 
+def write_result(out: Path, result: dict) -> None:
+    write_wav(out, result["wav"], result["sample_rate"])
+    print(f"{out}\t{len(result['wav']) / result['sample_rate']:.2f} s", file=results(), flush=True)
+
+
 def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
-    texts = texts_of(args)
+    texts = {where: (text, out) for where, text, out in texts_of(args)}
     set_threads(args.threads)
     tts = load_synthesiser(args.model, args.paper, args.device)
+    loop = InputLoop(list(texts), "text-to-speech", args.keep_going,
+                     seconds=lambda _where, result: len(result["wav"]) / result["sample_rate"])
     done = []
-    for where, text, out in texts:  # every text first: a bad line leaves no wav behind
-        try:
-            done.append((out, tts(text, speed=args.speed)))
-        except ValueError as e:
-            raise ValueError(f"{where}: {e}") from None
+    for where, result in loop.run(lambda where: tts(texts[where][0], speed=args.speed)):
+        if args.keep_going:  # each wav its own file, written whole: no need to hold the others
+            write_result(texts[where][1], result)
+        else:  # every text first: a bad line leaves no wav behind
+            done.append((texts[where][1], result))
     for out, result in done:
-        write_wav(out, result["wav"], result["sample_rate"])
-        print(f"{out}\t{len(result['wav']) / result['sample_rate']:.2f} s", file=results())
-    return 0
+        write_result(out, result)
+    return loop.exit_code
 
 
 def cli() -> int:

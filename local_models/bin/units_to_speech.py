@@ -5,15 +5,20 @@ must come from the VQ-VAE the inverter was built on (its model card says which: 
     units-to-speech hello.units --model exp/inverter_trf_mfcc_k128/packed/model.tar.gz -o hello.wav
     python -m local_models.bin.units_to_speech set.units --model ARCHIVE --speaker V001 -o out_dir/
 
--o names one .wav/.flac/.ogg (a one-line units file) or a directory (<name>.wav per line).
+-o names one .wav/.flac/.ogg (a one-line units file) or a directory (<name>.wav per line). Prints
+`<wav>\t<seconds> s\tvoice <speaker>` per wav written. A progress line per units line goes to stderr (`[3/10]
+set.units:3: 2.1 s in 0.40 s, RTF 0.190`, against the seconds of speech made). Without --keep_going every line is
+inverted before any wav is written: a bad line leaves no wav behind. --keep_going: a line whose units fail is named
+on stderr and skipped, each other one's wav is written as soon as it is made, and the exit status is 2 (a malformed
+units file is still refused whole, before any work).
 """
 import argparse
 import sys
 
 from pathlib import Path
 
-from local_models.common.cli import (AUDIO_SUFFIXES, add_model_args, check_output_dir, check_output_file, results,
-                                     run_main, set_threads, write_wav)
+from local_models.common.cli import (AUDIO_SUFFIXES, InputLoop, add_keep_going_arg, add_model_args, check_output_dir,
+                                     check_output_file, results, run_main, set_threads, write_wav)
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -23,6 +28,7 @@ def get_parser() -> argparse.ArgumentParser:
     add_model_args(p, "the codebook inverter (exp/inverter_<system>)")
     p.add_argument("--speaker", help="target voice (default: the inverter's first; a wrong name lists them)")
     p.add_argument("-o", "--output", required=True, help="output .wav/.flac/.ogg, or a directory")
+    add_keep_going_arg(p)
     return p
 
 
@@ -38,6 +44,11 @@ def check_output(output: str) -> None:
         check_output_dir(out)
 
 
+def write_result(out: Path, r: dict) -> None:
+    write_wav(out, r["wav"], r["sample_rate"])
+    print(f"{out}\t{len(r['wav']) / r['sample_rate']:.2f} s\tvoice {r['speaker']}", file=results(), flush=True)
+
+
 def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
     check_output(args.output)
@@ -45,14 +56,22 @@ def main(argv=None) -> int:
     from local_models.vqvae.unitsio import output_paths, read_units, synthesise_rows
 
     set_threads(args.threads)
-    rows = read_units(args.units)
-    outs = output_paths(rows, args.output)
+    lines = read_units(args.units)  # a malformed file: refused whole, before any work
+    rows = {row[0]: row for row in lines}  # (where 'file:line', name, units) by where
+    outs = dict(zip(rows, output_paths(lines, args.output)))
     u2s = Units2Speech.from_pretrained(args.model, device=args.device)
-    done = synthesise_rows(u2s, rows, args.speaker)  # every line first: a bad one leaves no wav behind
-    for out, r in zip(outs, done):
-        write_wav(out, r["wav"], r["sample_rate"])
-        print(f"{out}\t{len(r['wav']) / r['sample_rate']:.2f} s\tvoice {r['speaker']}", file=results())
-    return 0
+    synthesise_rows(u2s, [], args.speaker)  # no rows: the voice alone checked, before any work
+    loop = InputLoop(list(rows), "units-to-speech", args.keep_going,
+                     seconds=lambda _where, r: len(r["wav"]) / r["sample_rate"])
+    done = []
+    for where, r in loop.run(lambda where: synthesise_rows(u2s, [rows[where]], args.speaker)[0]):
+        if args.keep_going:  # each wav its own file, written whole: no need to hold the others
+            write_result(outs[where], r)
+        else:  # every line first: a bad one leaves no wav behind
+            done.append((outs[where], r))
+    for out, r in done:
+        write_result(out, r)
+    return loop.exit_code
 
 
 def cli() -> int:

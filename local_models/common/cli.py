@@ -45,7 +45,8 @@ def add_model_args(p: argparse.ArgumentParser, what: str, default: str = "") -> 
     """--model (required unless DEFAULT says what is used without it), --device, --threads."""
     p.add_argument("--model", "-m", required=not default,
                    help=f"{what}: a packed archive (exp/<system>/packed/model.tar.gz of the recipe's pack stage), "
-                        "an unpacked one, or the recipe's exp/<system> dir" + (f" (default: {default})" if default else ""))
+                        "an unpacked one, or the recipe's exp/<system> dir"
+                        + (f" (default: {default})" if default else ""))
     p.add_argument("--device", default="cpu", help="torch device: cpu, cuda, cuda:1 (default: %(default)s)")
     p.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0: torch's default)")
 
@@ -78,7 +79,7 @@ def run_main(main: Callable[[Optional[Sequence[str]]], int], argv: Optional[Sequ
         with quiet:
             return main(argv) or 0
     except USER_ERRORS as e:
-        print(error_line(prog, e), file=sys.stderr)
+        print(error_line(prog, e, getattr(e, "input_name", None)), file=sys.stderr)
         return 2
     except OUTPUT_ERRORS as e:
         print(f"{prog or Path(sys.argv[0]).name}: error: {e.filename}: {e.strerror}", file=sys.stderr)
@@ -124,9 +125,10 @@ class InputLoop:
         return loop.exit_code                    # 2 if --keep_going skipped an input
 
     Progress: `[3/10] a.wav: 62.1 s in 3.05 s, RTF 0.049`: SECONDS(input, result) gives the seconds of audio the
-    real-time factor divides by (default: the input file's duration; text-to-speech would give its result's
-    length); None, or TIMED False: `done in 3.05 s`. A user's mistake in an input (USER_ERRORS) stops the loop
-    (run_main reports it) unless KEEP_GOING: then `PROG: error: <input>: <message>` on stderr and the next input."""
+    real-time factor divides by (default: the input file's duration; text-to-speech gives the seconds of
+    speech it made); None, or TIMED False: `done in 3.05 s`. A user's mistake in an input (USER_ERRORS) stops the loop
+    (run_main reports it as `PROG: error: <input>: <message>`) unless KEEP_GOING: then that line on stderr and the
+    next input."""
 
     def __init__(self, inputs: Sequence[str], prog: str, keep_going: bool = False,
                  seconds: Optional[Callable[[str, T], Optional[float]]] = None, timed: bool = True):
@@ -142,6 +144,7 @@ class InputLoop:
                 result = work(path)
             except USER_ERRORS as e:
                 if not self.keep_going:
+                    e.input_name = path  # run_main's error line names the input, as --keep_going's does
                     raise
                 print(error_line(self.prog, e, path), file=sys.stderr, flush=True)
                 self.failed.append(path)

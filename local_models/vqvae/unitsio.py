@@ -1,6 +1,6 @@
 """What the speech-to-units / units-to-speech commands do with files: one line per utterance, `<file stem> <unit>
-<unit> ...` (the recipe's codes.txt format), the pooled ZeroSpeech bitrate of a set, and where wavs go. Everything
-is computed before anything is written, so a bad input leaves no half-written output."""
+<unit> ...` (the recipe's codes.txt format) and where wavs go. A bad input
+leaves no half-written output (the commands write each file whole, through common/cli.InputLoop)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +9,6 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 from tqdm import tqdm
 
-from .bitrate import bitrate
 
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
 
@@ -27,19 +26,6 @@ def unique_stems(paths: Sequence) -> List[str]:
             raise ValueError(f"{seen[stem]} and {p} have the same name '{stem}': one units line each needs its own")
         seen[stem] = str(p)
     return list(seen)
-
-
-def encode_files(s2u, paths: Sequence) -> Tuple[str, List[str], float]:
-    """(units text, one summary line per file, bitrate over all files pooled as ZeroSpeech 2019 scores a set)."""
-    stems = unique_stems(paths)
-    out, lines, codes, durs = [], [], {}, {}
-    for stem, path in tqdm(list(zip(stems, paths)), desc="speech-to-units", disable=None, leave=False):
-        r = s2u(str(path))
-        codes[stem], durs[stem] = r["units"], r["duration"]
-        out.append(units_line(stem, r["units"]))
-        lines.append(f"{stem}: {len(r['units'])} units ({r['frame_rate']:g}/s) over {r['duration']:.2f} s, "
-                     f"bitrate {r['bitrate']:.2f} bits/s")
-    return "".join(out), lines, bitrate(codes, durs).bitrate
 
 
 def read_units(path) -> List[Tuple[str, str, np.ndarray]]:
