@@ -102,8 +102,9 @@ def test_step_returns_best_so_far_and_counts_frames(token_lists):
     net = tiny(token_lists)
     h = encoder_frames(net, feats(T=30))
     search = StreamingBeamSearch(net, "en", beam=3)
-    best = search.step(h[:4])
-    assert best == search.final()[0][0] and search.frames == 4 and search.cpu_s >= 0
+    best = search.step(h[:4])  # a prefix-tree node (listing its units every chunk would cost O(length))
+    assert best.units() == search.best() == search.final()[0][0] and best.length == len(search.best())
+    assert search.frames == 4 and search.cpu_s >= 0
     search.step(h[4:])
     assert search.frames == len(h) and len(search.final()) <= 3
 
@@ -233,20 +234,20 @@ def hand_made_lid(S):
 
 
 @torch.no_grad()
-def test_switched_off_decoder_is_not_stepped_nor_chosen(token_lists):
+def test_switched_off_decoder_is_not_stepped_nor_chosen(token_lists, monkeypatch):
     net = tiny(token_lists, lid=True)
     chunks = encode_chunks(net, feats(T=60), chunk=4, with_lid=True)
     h = torch.cat([c for c, _ in chunks])
     S = len(h)
     lid = hand_made_lid(S)
     calls = {}
-    pred_step = net.pred_step
+    predict = StreamingBeamSearch._predict
 
-    def counting_pred_step(head, tokens, state):
-        calls[head] = calls.get(head, 0) + 1
-        return pred_step(head, tokens, state)
+    def counting_predict(search, prefixes, state, tokens):  # the search's one call of the prediction network
+        calls[search.head] = calls.get(search.head, 0) + 1
+        return predict(search, prefixes, state, tokens)
 
-    net.pred_step = counting_pred_step
+    monkeypatch.setattr(StreamingBeamSearch, "_predict", counting_predict)
 
     def run(tau, s_th):
         calls.clear()

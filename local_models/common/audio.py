@@ -6,7 +6,7 @@ import logging
 import subprocess
 from math import gcd
 from pathlib import Path
-from typing import Iterator, Optional, Tuple, Union
+from typing import Iterable, Iterator, Optional, Tuple, Union
 
 import numpy as np
 import soundfile
@@ -169,3 +169,16 @@ def iter_audio_blocks(path: Union[str, Path], sample_rate: int, block_s: float =
         raise AudioError(f"{path}: cannot read audio ({e})") from None
     if n == 0:
         raise AudioError(f"{path}: no samples (zero-length audio)")
+
+
+def with_last(items: Iterable) -> Iterator[Tuple[object, bool]]:
+    """(item, is_last) pairs of ITEMS (a one-item look-ahead: a streaming decoder flushes on the last block)."""
+    it = iter(items)
+    try:
+        prev = next(it)
+    except StopIteration:
+        return
+    for item in it:
+        yield prev, False
+        prev = item
+    yield prev, True

@@ -9,9 +9,11 @@ end the frame with the same unit prefix are merged (log-sum-exp), so a score is 
 probability of the alignments of that prefix that survived pruning, restricted to <= max_sym_per_frame
 units per frame: with no pruning it is exactly the forward (full-sum) log P(y | x) of the capped lattice,
 with pruning a lower bound of it (tests/test_multisoftmax_decode.py checks both against a brute-force forward).
-Prediction-network outputs are cached per prefix; the prediction and joint networks run batched over the
-hypotheses of an emission step. `step(enc_chunk)` consumes frames as they arrive (a streaming encoder's
-chunks), so decoding chunk by chunk equals decoding the whole utterance at once.
+Hypotheses are prefix-tree nodes (`Prefix`: O(1) hash, no copies), so a frame costs the same however long the
+utterance; prediction-network outputs are cached per prefix (the survivors' and their extensions': bounded by
+the beam); the prediction and joint networks run batched over the hypotheses of an emission step.
+`step(enc_chunk)` consumes frames as they arrive (a streaming encoder's chunks), so decoding chunk by chunk
+equals decoding the whole utterance at once.
 
 LID-free decoding (Section 4.2). One encoder pass feeds every language's search (`LidFreeDecoder`), frame-
 synchronously; the LID head's frame log-posteriors are accumulated, and the chosen language is the one with
@@ -31,15 +33,17 @@ whole utterance up front (the last, partial 30 ms block repeats the final frame,
 and runs the encoder chunk by chunk carrying its LSTM state.
 
 Public API:
-    StreamingBeamSearch(model, head, beam=4, max_sym_per_frame=3): .step(enc_chunk) -> best units so far,
-        .final() -> [(units, log-prob)] best first, .frames, .cpu_s
+    StreamingBeamSearch(model, head, beam=4, max_sym_per_frame=3): .step(enc_chunk) -> best hypothesis so far
+        (a Prefix node: .units()), .best() -> its units, .final() -> [(units, log-prob)] best first, .frames, .cpu_s
+    Prefix: a hypothesis as a prefix-tree node (parent, unit, length; O(1) hash), .units() -> unit ids
     iter_encode(model, feats, chunk=10, lid=None, with_lid=False) -> yields (h (S_c, H), lid log-post or None)
     encode_chunks(...) -> the same as a list
     decode_utterance(model, feats, head, beam=4, chunk=10, ...) -> n-best  (streaming)
     decode_full(model, feats, head, beam=4, ...) -> n-best                  (one encoder pass, one step)
     SwitchOff(L, tau, s_th).update(log_post chunk) -> active frames per language so far (streaming rule)
     switch_off_frames(log_post (S, L), tau, s_th) -> active frames per language;  t_avg(active, S)
-    LidFreeDecoder(model, beam=4, max_sym_per_frame=3, tau=inf, s_th=inf): .step(h, lid_logp), .leader(), .result()
+    LidFreeDecoder(model, beam=4, max_sym_per_frame=3, tau=inf, s_th=inf): .step(h, lid_logp), .leader(),
+        .running_leader() (O(languages), for partial results), .result()
     lang_by_script(units, lang_units) -> language or None   (vanilla union head's LID)
 """
 from __future__ import annotations
@@ -57,7 +61,6 @@ import torch
 from .model import Joint
 from .units import SPECIAL, WORD_START
 
-Prefix = Tuple[int, ...]
 NBest = List[Tuple[List[int], float]]
 INF = float("inf")
 
@@ -76,9 +79,44 @@ def _logaddexp(a: Optional[float], b: float) -> float:
     return b if a is None else float(np.logaddexp(a, b))
 
 
+class Prefix:
+    """A hypothesis' unit sequence as a node of a prefix tree (parent + last unit). The search keys its hypotheses
+    and prediction cache by these: a tuple's hash and `p[:-1]` / `p + (u,)` copy cost O(length) per look-up, which
+    made long inputs quadratic with a model that emits up to max_sym_per_frame units every frame (issue #52: 60 s
+    spent half its time hashing, 600 s did not finish in 240 s); a node hashes in O(1) and compares in O(1) in the
+    usual case (two equal sequences meet at a shared ancestor within a few steps). Equal sequences are equal
+    nodes (the hash is the sequence's, built from the parent's), so merging and order are the tuples' exactly."""
+    __slots__ = ("parent", "unit", "length", "_hash")
+
+    def __init__(self, parent: Optional["Prefix"] = None, unit: int = 0):
+        self.parent, self.unit = parent, unit
+        self.length = 0 if parent is None else parent.length + 1
+        self._hash = hash(()) if parent is None else hash((parent._hash, unit))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        a, b = self, other
+        while a is not b:
+            if not isinstance(b, Prefix) or (a._hash, a.length, a.unit) != (b._hash, b.length, b.unit):
+                return False
+            a, b = a.parent, b.parent
+        return True
+
+    def units(self) -> List[int]:
+        """The unit ids, first to last (O(length): for results, not per step)."""
+        out, node = [], self
+        while node.parent is not None:
+            out.append(node.unit)
+            node = node.parent
+        return out[::-1]
+
+
 class StreamingBeamSearch:
     """Frame-synchronous beam search of one head (see the module docstring). `model` is a
-    MultilingualTransducer in eval mode; units are ids of `model.token_lists[head]` (0 = blank)."""
+    MultilingualTransducer in eval mode; units are ids of `model.token_lists[head]` (0 = blank). Hypotheses are
+    `Prefix` nodes, so a frame costs the same however long the utterance decoded so far."""
 
     def __init__(self, model, head: str, beam: int = 4, max_sym_per_frame: int = 3):
         if head not in model.heads_names:
@@ -94,13 +132,15 @@ class StreamingBeamSearch:
         self._joint = joint if type(joint) is Joint else None
         # prefix -> (prediction output, projected if self._joint, (P,); LSTM state ((layers, P), (layers, P)))
         self._cache: Dict[Prefix, Tuple[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]] = {}
+        root = Prefix()
         with cpu_kernels():
-            self._predict([()], model.pred_init_state(head, 1), torch.zeros(1, dtype=torch.long, device=model.device))
-        self.hyps: Dict[Prefix, float] = {(): 0.0}  # hypotheses after the last frame (all took its blank)
+            self._predict([root], model.pred_init_state(head, 1), torch.zeros(1, dtype=torch.long, device=model.device))
+        self.hyps: Dict[Prefix, float] = {root: 0.0}  # hypotheses after the last frame (all took its blank)
 
     # ------------------------------------------------------------------ public
-    def step(self, enc_chunk: torch.Tensor) -> List[int]:
-        """Consume encoder frames (S_c, H); return the best hypothesis so far (unit ids)."""
+    def step(self, enc_chunk: torch.Tensor) -> Prefix:
+        """Consume encoder frames (S_c, H); return the best hypothesis so far as a node (`.units()` lists it;
+        listing it every chunk would cost O(length) a chunk)."""
         t0 = time.process_time()
         with cpu_kernels():
             frames = self._joint.enc(enc_chunk) if self._joint is not None else enc_chunk
@@ -108,29 +148,43 @@ class StreamingBeamSearch:
                 self._frame(enc)
         self.frames += len(enc_chunk)
         self.cpu_s += time.process_time() - t0
-        return self.best()
+        return self.best_prefix()
+
+    def best_prefix(self) -> Prefix:
+        return max(self.hyps.items(), key=lambda kv: kv[1])[0]
 
     def best(self) -> List[int]:
-        return list(max(self.hyps.items(), key=lambda kv: kv[1])[0])
+        """The best hypothesis so far (unit ids)."""
+        return self.best_prefix().units()
 
     def final(self) -> NBest:
         """n-best (unit ids, log-prob), best first (ties: shorter prefix first, then by ids)."""
-        return [(list(p), s) for p, s in sorted(self.hyps.items(), key=lambda kv: (-kv[1], len(kv[0]), kv[0]))]
+        return sorted([(p.units(), s) for p, s in self.hyps.items()], key=lambda kv: (-kv[1], len(kv[0]), kv[0]))
 
     # ------------------------------------------------------------------ search
     def _predict(self, prefixes: Sequence[Prefix], state, tokens: torch.Tensor) -> None:
-        g, (h, c) = self.model.pred_step(self.head, tokens, state)
+        """Prediction outputs and states of PREFIXES (last units TOKENS, parents' STATE). An nn.LSTM in eval mode
+        runs as its forward runs it (torch.lstm on its flat weights) without the module's per-call checks: the
+        same numbers (tests/test_stt_long.py), ~15% less time a search step on a tiny net."""
+        lstm = self.model._pred_net(self.head)
+        if isinstance(lstm, torch.nn.LSTM) and not (lstm.proj_size or lstm.training):
+            emb = self.model.heads[self.head].embed(tokens)[:, None, :]
+            g, h, c = torch.lstm(emb, state, lstm._flat_weights, lstm.bias, lstm.num_layers, 0.0, False,
+                                 lstm.bidirectional, lstm.batch_first)
+            g = g[:, 0]
+        else:
+            g, (h, c) = self.model.pred_step(self.head, tokens, state)
         q = self._joint.pred(g) if self._joint is not None else g
         for i, p in enumerate(prefixes):
             self._cache[p] = (q[i], (h[:, i], c[:, i]))
 
     def _extend_cache(self, prefixes: Sequence[Prefix]) -> None:
-        """Prediction outputs of the prefixes not cached yet: one batched pred_step from their parents."""
+        """Prediction outputs of the prefixes not cached yet: one batched prediction step from their parents."""
         todo = [p for p in prefixes if p not in self._cache]
         if todo:
-            parents = [self._cache[p[:-1]][1] for p in todo]
+            parents = [self._cache[p.parent][1] for p in todo]
             state = (torch.stack([h for h, _ in parents], 1), torch.stack([c for _, c in parents], 1))
-            self._predict(todo, state, torch.tensor([p[-1] for p in todo], dtype=torch.long, device=state[0].device))
+            self._predict(todo, state, torch.tensor([p.unit for p in todo], dtype=torch.long, device=state[0].device))
 
     def _log_probs(self, enc: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
         if self._joint is not None:
@@ -155,7 +209,8 @@ class StreamingBeamSearch:
             # and lists the blanks first, so a blank wins ties (beam 1 = greedy's argmax)
             pool = [(s, True, p) for p, s in done.items()]
             width = logp.shape[1] - 1
-            pool += [(s, False, prefixes[i // width] + (i % width + 1,)) for s, i in zip(vals.tolist(), idx.tolist())]
+            pool += [(s, False, Prefix(prefixes[i // width], i % width + 1))
+                     for s, i in zip(vals.tolist(), idx.tolist())]
             kept = sorted(pool, key=lambda x: -x[0])[:self.beam]
             done = {p: s for s, is_done, p in kept if is_done}
             emitting = {p: s for s, is_done, p in kept if not is_done}
@@ -164,7 +219,7 @@ class StreamingBeamSearch:
         self.hyps = dict(sorted(done.items(), key=lambda kv: -kv[1])[:self.beam])
         # keep the states of the surviving prefixes and of what this frame computed (likely reused next)
         self._cache = {p: v for p, v in self._cache.items()
-                       if p in self.hyps or (p[:-1] in self.hyps if p else True)}
+                       if p in self.hyps or p.parent is None or p.parent in self.hyps}
 
 
 # ---------------------------------------------------------------------------------------------- encoder
@@ -285,12 +340,14 @@ class LidFreeDecoder:
         self.searches = {lang: StreamingBeamSearch(model, model.head_of(lang), beam, max_sym_per_frame)
                          for lang in self.langs}
         self._log_post: List[np.ndarray] = []
+        self._post_sum = np.zeros(len(self.langs))  # running sum of the frame posteriors (running_leader)
         self.frames = 0
 
     def step(self, h: torch.Tensor, lid_log_post: torch.Tensor) -> np.ndarray:
         """Consume (S_c, H) encoder frames and their (S_c, L) LID log-posteriors; step only the decoders
         still on (each up to its switch-off frame). Returns the active frames per language so far."""
         self._log_post.append(lid_log_post.detach().double().cpu().numpy())
+        self._post_sum += np.exp(self._log_post[-1]).sum(axis=0)
         start, self.frames = self.frames, self.frames + len(h)
         active = self.switch.update(self._log_post[-1])
         for lang, n in zip(self.langs, active):
@@ -304,7 +361,16 @@ class LidFreeDecoder:
         after the last chunk, the language `result` chooses; before it, a streaming partial result's."""
         if not self.frames:
             raise ValueError("no frames decoded")
-        avg = np.exp(np.concatenate(self._log_post)).mean(axis=0)
+        return self._choose(np.exp(np.concatenate(self._log_post)).mean(axis=0))
+
+    def running_leader(self) -> Tuple[str, np.ndarray, np.ndarray]:
+        """`leader()` from the running sum of the posteriors, O(languages) a call for streaming partial results
+        (`leader` concatenates every chunk's: O(frames)); the average equals leader's up to rounding."""
+        if not self.frames:
+            raise ValueError("no frames decoded")
+        return self._choose(self._post_sum / self.frames)
+
+    def _choose(self, avg: np.ndarray) -> Tuple[str, np.ndarray, np.ndarray]:
         running = np.array([self.searches[lang].frames for lang in self.langs]) == self.frames
         return self.langs[int(np.argmax(np.where(running, avg, -INF)))], avg, running
 
@@ -335,5 +401,6 @@ def lang_by_script(units: Iterable[str], lang_units: Mapping[str, Iterable[str]]
     return winners[0] if top > 0 and len(winners) == 1 else None
 
 
-__all__ = ["StreamingBeamSearch", "iter_encode", "encode_chunks", "decode_utterance", "decode_full", "SwitchOff",
-           "switch_off_frames", "t_avg", "LidFreeDecoder", "LidFreeResult", "lang_by_script", "cpu_kernels"]
+__all__ = ["Prefix", "StreamingBeamSearch", "iter_encode", "encode_chunks", "decode_utterance", "decode_full",
+           "SwitchOff", "switch_off_frames", "t_avg", "LidFreeDecoder", "LidFreeResult", "lang_by_script",
+           "cpu_kernels"]

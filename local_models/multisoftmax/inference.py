@@ -1,18 +1,17 @@
 """Decoding with a trained multilingual RNN-T, two ways:
 
-A data set (`local_models.bin.multisoftmax_decode`, recipe stage 6): reads feats.scp and utt2lid (optional in the LID-free
-mode: then no oracle and no LID accuracy), runs decode.py's streaming search in the known-language or LID-free mode
-(with the early switch-off settings of paper Section 6.3, Table 7) and writes the hypothesis tables and
-decode_stats.json of each setting. `run(opts)` takes multisoftmax_decode's options (DecodeOptions).
+A data set (`local_models.bin.multisoftmax_decode`, recipe stage 6): reads feats.scp and utt2lid (optional in the
+LID-free mode: then no oracle and no LID accuracy), runs decode.py's streaming search in the known-language or
+LID-free mode (with the early switch-off settings of paper Section 6.3, Table 7) and writes the hypothesis tables
+and decode_stats.json of each setting. `run(opts)` takes multisoftmax_decode's options (DecodeOptions).
 
 A user's raw audio (`speech-to-text`): `Speech2Text.from_pretrained(archive or exp dir, device="cpu")`, then
 `s2t(audio, sample_rate=None, language=None, nbest=1) -> [Hypothesis(text, language, score, units)]` best first
 (LID-free unless `language` is given) and `s2t.stream(audio, ...) -> Partial` results chunk by chunk with the
 early switch-off; the features are stage 2's (frontend.py), the search stage 6's. Any length (issue #52): an
 input over 60 s is read, featurised, stacked, encoded and searched 10 s at a time (`feature_blocks`,
-`iter_encode_blocks`), and the search keys its hypotheses by prefix-tree nodes (`LongFormSearch`: decode's search
-step for step, at a cost per frame that does not grow with the length decoded), so time per second of input and
-memory stay flat.
+`iter_encode_blocks`), and decode's search keys its hypotheses by prefix-tree nodes (decode.Prefix: a cost per
+frame that does not grow with the length decoded), so time per second of input and memory stay flat.
 """
 from __future__ import annotations
 
@@ -30,12 +29,12 @@ import torch
 import yaml
 from tqdm import tqdm
 
-from local_models.common.audio import check_audio, iter_audio_blocks, read_audio
+from local_models.common.audio import check_audio, iter_audio_blocks, read_audio, with_last
 from local_models.common.datadir import DataDirError, atomic_open, c_sort_key, read_table, write_table
 from local_models.common.device import device_of
 from local_models.common.features import compute
 
-from .decode import (INF, LidFreeDecoder, NBest, StreamingBeamSearch, SwitchOff, _logaddexp, cpu_kernels,
+from .decode import (INF, LidFreeDecoder, Prefix, StreamingBeamSearch, SwitchOff, cpu_kernels,
                      encode_chunks, lang_by_script, t_avg)
 from .frontend import audio_features, feature_dims, read_feat_conf
 from .pack import DEFAULT_DECODING, PAPER, exp_files, parse_decoding, read_decode_conf
@@ -308,144 +307,7 @@ def run(opts: DecodeOptions) -> int:
     return 0
 
 
-# ============================================================================ any length: bounded search state
-
-class _Prefix:
-    """A hypothesis' unit sequence as a node of a prefix tree (parent + last unit), hashed and compared in O(1)
-    time for the usual cases. decode.StreamingBeamSearch keys its hypotheses and prediction cache by tuples, whose
-    hash and slice copy cost O(length) on every look-up: with a model that emits up to max_sym_per_frame units
-    every frame that made a long input's search quadratic (60 s: half the decoding time; 600 s: over 240 s).
-    Equal sequences are equal nodes (the hash is the sequence's, built from the parent's), so merging and
-    the search's order are exactly the tuple version's."""
-    __slots__ = ("parent", "unit", "length", "_hash")
-
-    def __init__(self, parent: Optional["_Prefix"] = None, unit: int = 0):
-        self.parent, self.unit = parent, unit
-        self.length = 0 if parent is None else parent.length + 1
-        self._hash = hash(()) if parent is None else hash((parent._hash, unit))
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other) -> bool:
-        a, b = self, other
-        while a is not b:  # two equal sequences meet at a shared ancestor (at worst the root) within a few steps
-            if not isinstance(b, _Prefix) or (a._hash, a.length, a.unit) != (b._hash, b.length, b.unit):
-                return False
-            a, b = a.parent, b.parent
-        return True
-
-    def units(self) -> List[int]:
-        out, node = [], self
-        while node.parent is not None:
-            out.append(node.unit)
-            node = node.parent
-        return out[::-1]
-
-
-class LongFormSearch(StreamingBeamSearch):
-    """decode.StreamingBeamSearch with `_Prefix` nodes for hypotheses: the same search step for step (same
-    hypotheses, scores and n-best order), at a cost per frame that does not grow with the length decoded, and a
-    prediction-network cache bounded by the beam (the states of the surviving hypotheses and their extensions)."""
-
-    def __init__(self, model, head: str, beam: int = 4, max_sym_per_frame: int = 3):
-        super().__init__(model, head, beam, max_sym_per_frame)
-        root = _Prefix()
-        self._cache = {root: self._cache[()]}
-        self.hyps = {root: 0.0}
-
-    def step(self, enc_chunk: torch.Tensor) -> _Prefix:
-        """Consume encoder frames (S_c, H); return the best hypothesis so far as a node (`.units()` lists it:
-        the base class lists it on every step, O(length) a chunk)."""
-        t0 = time.process_time()
-        with cpu_kernels():
-            frames = self._joint.enc(enc_chunk) if self._joint is not None else enc_chunk
-            for enc in frames:
-                self._frame(enc)
-        self.frames += len(enc_chunk)
-        self.cpu_s += time.process_time() - t0
-        return self.best_prefix()
-
-    def best_prefix(self) -> _Prefix:
-        return max(self.hyps.items(), key=lambda kv: kv[1])[0]
-
-    def _predict(self, prefixes: Sequence[_Prefix], state, tokens: torch.Tensor) -> None:
-        """decode's _predict with the prediction LSTM run as nn.LSTM.forward runs it (torch.lstm on its flat
-        weights) without the module's per-call checks: the same numbers; the checks were a quarter of a step."""
-        lstm = self.model._pred_net(self.head)
-        if lstm.proj_size or lstm.training:
-            return super()._predict(prefixes, state, tokens)
-        emb = self.model.heads[self.head].embed(tokens)[:, None, :]
-        g, h, c = torch.lstm(emb, state, lstm._flat_weights, lstm.bias, lstm.num_layers, 0.0, False,
-                             lstm.bidirectional, lstm.batch_first)
-        q = self._joint.pred(g[:, 0]) if self._joint is not None else g[:, 0]
-        for i, p in enumerate(prefixes):
-            self._cache[p] = (q[i], (h[:, i], c[:, i]))
-
-    def best(self) -> List[int]:
-        return self.best_prefix().units()
-
-    def final(self) -> NBest:
-        items = [(p.units(), s) for p, s in self.hyps.items()]
-        return sorted(items, key=lambda kv: (-kv[1], len(kv[0]), kv[0]))
-
-    def _extend_cache(self, prefixes: Sequence[_Prefix]) -> None:
-        todo = [p for p in prefixes if p not in self._cache]
-        if todo:
-            parents = [self._cache[p.parent][1] for p in todo]
-            state = (torch.stack([h for h, _ in parents], 1), torch.stack([c for _, c in parents], 1))
-            self._predict(todo, state, torch.tensor([p.unit for p in todo], dtype=torch.long, device=state[0].device))
-
-    def _frame(self, enc: torch.Tensor) -> None:
-        """decode.StreamingBeamSearch._frame with prefix nodes (see there for the search itself)."""
-        done: Dict[_Prefix, float] = {}
-        emitting: Dict[_Prefix, float] = dict(self.hyps)
-        for step in range(self.max_sym + 1):
-            prefixes = list(emitting)
-            self._extend_cache(prefixes)
-            logp = self._log_probs(enc, torch.stack([self._cache[p][0] for p in prefixes])).double()  # (N, V)
-            base = torch.tensor([emitting[p] for p in prefixes], dtype=logp.dtype, device=logp.device)
-            for p, s in zip(prefixes, (base + logp[:, 0]).tolist()):
-                done[p] = _logaddexp(done.get(p), s)
-            if step == self.max_sym:  # at most max_sym_per_frame units a frame: the blank above was forced
-                break
-            cand = (base[:, None] + logp[:, 1:]).reshape(-1)
-            vals, idx = cand.topk(min(self.beam, cand.numel()))
-            pool = [(s, True, p) for p, s in done.items()]
-            width = logp.shape[1] - 1
-            pool += [(s, False, _Prefix(prefixes[i // width], i % width + 1))
-                     for s, i in zip(vals.tolist(), idx.tolist())]
-            kept = sorted(pool, key=lambda x: -x[0])[:self.beam]
-            done = {p: s for s, is_done, p in kept if is_done}
-            emitting = {p: s for s, is_done, p in kept if not is_done}
-            if not emitting:
-                break
-        self.hyps = dict(sorted(done.items(), key=lambda kv: -kv[1])[:self.beam])
-        self._cache = {p: v for p, v in self._cache.items()
-                       if p in self.hyps or p.parent is None or p.parent in self.hyps}
-
-
-class LongFormLidFree(LidFreeDecoder):
-    """decode.LidFreeDecoder over `LongFormSearch`es, with a running sum of the LID posteriors for the partial
-    results (`leader` concatenates every chunk's, O(frames) a call); `result` is the base class's."""
-
-    def __init__(self, model, beam: int = 4, max_sym_per_frame: int = 3, tau: float = INF, s_th: float = INF):
-        super().__init__(model, beam, max_sym_per_frame, tau, s_th)
-        self.searches = {lang: LongFormSearch(model, model.head_of(lang), beam, max_sym_per_frame)
-                         for lang in self.langs}
-        self._post_sum = np.zeros(len(self.langs))
-
-    def step(self, h: torch.Tensor, lid_log_post: torch.Tensor) -> np.ndarray:
-        active = super().step(h, lid_log_post)
-        self._post_sum += np.exp(self._log_post[-1]).sum(axis=0)
-        return active
-
-    def running_leader(self) -> Tuple[str, np.ndarray, np.ndarray]:
-        """`leader()` from the running sum (equal up to rounding), O(languages)."""
-        avg = self._post_sum / max(self.frames, 1)
-        running = np.array([self.searches[lang].frames for lang in self.langs]) == self.frames
-        return self.langs[int(np.argmax(np.where(running, avg, -INF)))], avg, running
-
+# ============================================================================ any length: partial texts
 
 class _BestText:
     """`units_to_text` of a search's best hypothesis (and with LANG_UNITS, vanilla's `lang_by_script` of it),
@@ -454,7 +316,7 @@ class _BestText:
 
     def __init__(self, names: Sequence[str], lang_units: Optional[Dict[str, Sequence[str]]] = None):
         self.names = names
-        self.chain: List[_Prefix] = []   # the last best hypothesis' nodes, oldest first
+        self.chain: List[Prefix] = []   # the last best hypothesis' nodes, oldest first
         self.pieces: List[str] = []      # each unit's text: " x" for a word-start unit after the first, else x
         self.langs = list(lang_units or {})
         sets = [{_grapheme(u) for u in lang_units[lang] if u not in SPECIAL} for lang in self.langs]
@@ -462,7 +324,7 @@ class _BestText:
         self.member = [tuple(int(n not in SPECIAL and _grapheme(n) in g) for g in sets) for n in names]
         self.counts: List[Tuple[int, ...]] = []
 
-    def __call__(self, node: _Prefix) -> str:
+    def __call__(self, node: Prefix) -> str:
         new = []
         while node.length > len(self.chain) or (node.length and self.chain[node.length - 1] is not node):
             new.append(node)
@@ -506,7 +368,7 @@ def block_features(waves: Iterable[np.ndarray], cfg) -> Iterator[np.ndarray]:
     hop, half = cfg.hop_length, cfg.fft_size // 2
     ctx = -(-half // hop) * hop            # context samples, a whole number of hops
     buf, buf0, frame = np.zeros(0, np.float32), 0, 0   # samples from global index buf0; next frame to give
-    for wave, last in _with_last(waves):
+    for wave, last in with_last(waves):
         buf = np.concatenate([buf, wave])
         end = buf0 + len(buf)
         start = max(0, frame * hop - ctx)
@@ -519,19 +381,6 @@ def block_features(waves: Iterable[np.ndarray], cfg) -> Iterator[np.ndarray]:
             frame = upto
         keep = max(0, frame * hop - ctx)
         buf, buf0 = buf[keep - buf0:], keep
-
-
-def _with_last(items):
-    """(item, is_last) pairs (a one-item look-ahead)."""
-    it = iter(items)
-    try:
-        prev = next(it)
-    except StopIteration:
-        return
-    for item in it:
-        yield prev, False
-        prev = item
-    yield prev, True
 
 
 def iter_encode_blocks(net, blocks: Iterable[torch.Tensor], chunk: int = 10, lid: Optional[int] = None,
@@ -731,7 +580,7 @@ class Speech2Text:
         """N-best hypotheses of AUDIO (a file path, (array, rate), or an array with SAMPLE_RATE; any rate), best
         first. LANGUAGE None: LID-free (the model tells the language); a code: that language's decoder. SWITCH_OFF
         (tau, s_th): LID-free early switch-off; default every decoder runs to the end (the recipe's Table 4).
-        Any length: memory and time per second of input do not grow with it (`feature_blocks`, LongFormSearch)."""
+        Any length: memory and time per second of input do not grow with it (`feature_blocks`, decode.Prefix)."""
         if nbest < 1:
             raise ValueError(f"nbest must be >= 1, got {nbest}")
         session = self._session(language, switch_off or (INF, INF))
@@ -779,11 +628,11 @@ class _Session:
         self.with_lid = language is None and net.has_lid
         self.onehot = net.langs.index(language) if net.system == "onehot" else None
         if self.with_lid:
-            self.decoder = LongFormLidFree(net, d["beam"], d["max_sym_per_frame"], *switch_off)
+            self.decoder = LidFreeDecoder(net, d["beam"], d["max_sym_per_frame"], *switch_off)
             self.head = None
         else:
             self.head = net.heads_names[0] if language is None else net.head_of(language)
-            self.decoder = LongFormSearch(net, self.head, d["beam"], d["max_sym_per_frame"])
+            self.decoder = StreamingBeamSearch(net, self.head, d["beam"], d["max_sym_per_frame"])
         self.by_script = s2t.lang_lists if language is None and net.system == "vanilla" else None
         self._texts = {head: _BestText(net.token_lists[head], self.by_script) for head in net.heads_names}
 

@@ -25,7 +25,8 @@ import numpy as np
 import yaml
 from tqdm import tqdm
 
-from local_models.common.audio import AudioError, check_audio, iter_audio_blocks, iter_utterances, read_audio
+from local_models.common.audio import (AudioError, check_audio, iter_audio_blocks, iter_utterances, read_audio,
+                                       with_last)
 from local_models.common.datadir import atomic_open, read_table, write_table
 from local_models.common.features import shard_writer
 from local_models.common.pack import PackedModel, load_model
@@ -266,7 +267,7 @@ class SpeechSegmenter:
             total = math.ceil(soundfile.info(name).duration / chunk_s)
         except (RuntimeError, soundfile.LibsndfileError):
             total = None  # iter_audio_blocks names the problem
-        blocks = _with_last(iter_audio_blocks(path, self.sample_rate, chunk_s))
+        blocks = with_last(iter_audio_blocks(path, self.sample_rate, chunk_s))
         for block, last in tqdm(blocks, total=total, desc=Path(name).name, unit="chunk", disable=None if progress else True,
                                 leave=False):
             check_audio(block, f"{name} (at {n / self.sample_rate:.0f} s)", allow_silent=True)
@@ -276,19 +277,6 @@ class SpeechSegmenter:
             yield from tidy.advance(segments.frames * SHIFT)
         yield from tidy.feed(segments.close(n / self.sample_rate))
         yield from tidy.close(n / self.sample_rate)
-
-
-def _with_last(items):
-    """(item, is_last) pairs (a one-item look-ahead)."""
-    it = iter(items)
-    try:
-        prev = next(it)
-    except StopIteration:
-        return
-    for item in it:
-        yield prev, False
-        prev = item
-    yield prev, True
 
 
 # ----------------------------------------------------------------------------- files (speech-segments)
