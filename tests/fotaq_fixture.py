@@ -83,9 +83,12 @@ def objects():
     return jas.resource(), ("\r\n".join(text) + "\r\n").encode("latin-1")
 
 
-def build(path, speech=None, compression=1, cut=None):
+def build(path, speech=None, compression=1, cut=None, replace=None):
+    """REPLACE: {entry name: its bytes, or None to leave it out} over the data entries."""
     jas, jas2 = objects()
     entries = {"AND1.DOG": dialogue(), "C1A.CUT": cut or cutaway(), "QUEEN.JAS": jas, "QUEEN2.JAS": jas2}
+    for name, data in (replace or {}).items():
+        entries.pop(name) if data is None else entries.__setitem__(name, data)
     entries.update(speech if speech is not None else {
         "020001P1.SB": mp3(0.5), "020001P2.SB": mp3(0.3, 330), "020006J1.SB": mp3(0.4, 550),
         "02SSSSJ2.SB": mp3(0.2), "02XXXXJ1.SB": mp3(0.2), "JOE00011.SB": mp3(0.3), "JOE00411.SB": mp3(0.3),

@@ -93,3 +93,10 @@ def test_errors_name_the_file(tmp_path):
     with pytest.raises(fq.FotaqError, match="not an unpacked flight-of-the-amazon-queen"):
         fq.container(tmp_path / "elsewhere")
     assert fq.main(["--container", str(bad), "list"]) == 1
+    # another package version's game data: one line naming the entry, not a KeyError / IndexError
+    no_jas2 = build(tmp_path / "nojas2.1c", replace={"QUEEN2.JAS": None})
+    with pytest.raises(fq.FotaqError, match=r"nojas2\.1c: no entry QUEEN2\.JAS"):
+        fq.fotaq_clips(path=no_jas2)
+    short = build(tmp_path / "short.1c", replace={"QUEEN2.JAS": b"one line only"})
+    with pytest.raises(fq.FotaqError, match=r"short\.1c:QUEEN2\.JAS: no line \d+ for "):
+        fq.fotaq_clips(path=short)

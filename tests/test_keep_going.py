@@ -1,18 +1,22 @@
 """--keep_going and the progress lines of speech-segments, speech-to-units, units-to-speech and text-to-speech
 (issue #52; local_models/common/cli.py's InputLoop): a batch with one bad input. Without --keep_going: exit 2, one
 error line, no output. With it: exit 2, one `<command>: error: <input>: <reason>` line, a `[i/n] <input>: ...` line
-per good input on stderr, the good inputs' outputs written, and stdout holding the results alone. Tiny models: the
-shipped SAD model, the random VQ-VAE / inverter of test_vqvae_inference, the random SALAD of test_salad_inference."""
+per good input on stderr, the good inputs' outputs written, and stdout holding the results alone; every input bad:
+exit 2 and the output files written empty (no stale file of an earlier run left). Tiny models: the shipped SAD model,
+the random VQ-VAE / inverter of test_vqvae_inference, the random SALAD of test_salad_inference, the random RNN-T of
+test_multisoftmax_inference."""
 import json
 import re
 import shutil
 
 import pytest
 import soundfile
+from test_multisoftmax_inference import SYSTEMS as STT_SYSTEMS
+from test_multisoftmax_inference import make_recipe as stt_recipe
 from test_salad_inference import fake_recipe as salad_recipe
 from test_vqvae_inference import INV, SYSTEM, build_recipe, speech_like
 
-from local_models.bin import speech_segments, speech_to_units, text_to_speech, units_to_speech
+from local_models.bin import speech_segments, speech_to_text, speech_to_units, text_to_speech, units_to_speech
 from local_models.common.cli import run_main
 
 PROGRESS = re.compile(r"\[(\d+)/(\d+)\] (\S+): (\d+\.\d) s in \d+\.\d\d s, RTF \d+\.\d{3}$")
@@ -116,6 +120,67 @@ def test_speech_to_units(vqvae, tmp_path, capsys):
     rc, out, err = run(capsys, speech_to_units.main, "speech-to-units", argv[:-2] + ["--keep_going"])
     assert rc == 2 and out.splitlines() == want  # stdout: the units lines alone
     check_stderr(err, "speech-to-units", files, files[1])
+
+
+def all_bad(tmp_path, n=2):
+    """N text files named bad<k>.wav: [paths]."""
+    paths = [tmp_path / f"bad{k}.wav" for k in range(n)]
+    for path in paths:
+        path.write_text("not audio")
+    return list(map(str, paths))
+
+
+def stale(*paths):
+    """Output files of an earlier run at PATHS."""
+    for path in paths:
+        path.write_text("stale line of an earlier run\n")
+
+
+def check_all_failed(err, prog, inputs):
+    errors = [line for line in err if line.startswith(f"{prog}: error: ")]
+    assert [e.split(": ")[2] for e in errors] == inputs and not any(line.startswith("[") for line in err), err
+
+
+def test_speech_segments_every_file_bad(tmp_path, capsys):
+    """--keep_going with no file done: the RTTM / segments / JSON files are written, empty (an earlier run's files
+    would pass for this run's); without it, an error and the earlier files untouched."""
+    files = all_bad(tmp_path)
+    outs = rttm, segs, js = tmp_path / "out.rttm", tmp_path / "out.segments", tmp_path / "out.json"
+    stale(*outs)
+    argv = [*files, "--rttm", rttm, "--segments", segs, "--json", js]
+    rc, out, err = run(capsys, speech_segments.main, "speech-segments", argv)
+    assert rc == 2 and out == "" and all(p.read_text() == "stale line of an earlier run\n" for p in outs)
+    rc, out, err = run(capsys, speech_segments.main, "speech-segments", [*argv, "--keep_going"])
+    assert rc == 2 and out == "" and rttm.read_text() == segs.read_text() == "" and json.loads(js.read_text()) == {}
+    check_all_failed(err, "speech-segments", files)
+
+
+def test_speech_to_units_every_file_bad(vqvae, tmp_path, capsys):
+    files = all_bad(tmp_path)
+    units = tmp_path / "units.txt"
+    stale(units)
+    argv = [*files, "--model", vqvae[SYSTEM], "-o", units]
+    rc, out, err = run(capsys, speech_to_units.main, "speech-to-units", argv)
+    assert rc == 2 and units.read_text() == "stale line of an earlier run\n"
+    rc, out, err = run(capsys, speech_to_units.main, "speech-to-units", [*argv, "--keep_going"])
+    assert rc == 2 and out == "" and units.read_text() == ""
+    check_all_failed(err, "speech-to-units", files)  # and no bitrate line: no file encoded
+
+
+def test_speech_to_text_every_input_bad(tmp_path, capsys):
+    from local_models.multisoftmax.pack import pack_system
+
+    recipe = stt_recipe(tmp_path / "indic", {"multisoftmax_lid": STT_SYSTEMS["multisoftmax_lid"]})
+    archive = pack_system(recipe, "multisoftmax_lid", tmp_path / "lid.tar.gz")
+    files = all_bad(tmp_path)
+    hyps = tmp_path / "hyps.txt"
+    stale(hyps)
+    argv = [*files, "--model", archive, "-o", hyps]
+    rc, out, err = run(capsys, speech_to_text.main, "speech-to-text", argv)
+    assert rc == 2 and hyps.read_text() == "stale line of an earlier run\n"
+    rc, out, err = run(capsys, speech_to_text.main, "speech-to-text", [*argv, "--keep_going"])
+    assert rc == 2 and out == "" and hyps.read_text() == ""
+    check_all_failed(err, "speech-to-text", files)
 
 
 def test_units_to_speech(vqvae, tmp_path, capsys):

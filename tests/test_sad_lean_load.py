@@ -4,11 +4,14 @@ time; benchmarks/startup.py --sad_load_runs times it). The torch-free pieces equ
 against the torch nets (1e-5), the numpy STFT against stage 2's librosa feature (bit for bit), the numpy Viterbi
 against librosa's, the weights reader against torch.load, and the shipped model's decisions against the torch +
 librosa pipeline it was trained and tuned with."""
+import collections
+import io
 import json
 import os
 import pickle
 import subprocess
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -22,6 +25,7 @@ from local_models.common.features import FeatConfig, compute
 from local_models.common.viterbi import viterbi as librosa_core_viterbi
 from local_models.sad import inference
 from local_models.sad.nets import NETS
+from local_models.sad import neural
 from local_models.sad.neural import NumpyNet, load_net_files, read_state_dict, stft_magnitude
 from local_models.sad.statistical import two_class_hmm, viterbi_numpy
 
@@ -147,10 +151,84 @@ def test_state_dict_reader_is_torch_load(tmp_path):
         assert got[k].dtype == v.numpy().dtype and np.array_equal(got[k], v.numpy()), k
     # a non-contiguous tensor and a view with an offset into a shared storage
     base = torch.arange(24, dtype=torch.float32).reshape(4, 6)
-    torch.save({"t": base.T, "row": base[2], "n": torch.tensor(7)}, tmp_path / "views.pth")
+    torch.save({"t": base.T, "row": base[2], "n": torch.tensor(7), "last": base[3, 5], "empty": base[4:],
+                "spread": base[0].expand(3, 6)}, tmp_path / "views.pth")
     got = read_state_dict(tmp_path / "views.pth")
     assert np.array_equal(got["t"], base.T.numpy()) and np.array_equal(got["row"], base[2].numpy())
-    assert got["n"] == 7
+    assert got["n"] == 7 and got["last"] == 23 and got["empty"].shape == (0, 6)
+    assert np.array_equal(got["spread"], base[0].expand(3, 6).numpy())  # stride 0
+
+
+class _Storage:
+    """Stands for storage "0" (4 floats) of a crafted checkpoint."""
+
+
+class _CraftedTensor:
+    """Pickles as torch.save writes a tensor (torch._utils._rebuild_tensor_v2), with any layout."""
+
+    def __init__(self, storage, offset, size, stride):
+        self.args = (storage, offset, size, stride, False, collections.OrderedDict())
+
+    def __reduce__(self):
+        return torch._utils._rebuild_tensor_v2, self.args
+
+
+class _CraftedPickler(pickle.Pickler):
+    def persistent_id(self, obj):
+        return ("storage", torch.FloatStorage, "0", "cpu", 4) if isinstance(obj, _Storage) else None
+
+
+def crafted_checkpoint(path: Path, offset, size, stride, storage=None) -> Path:
+    """A torch-format zip whose one tensor has the given layout over a storage of 4 floats."""
+    buf = io.BytesIO()
+    _CraftedPickler(buf, protocol=2).dump({"net.x": _CraftedTensor(storage or _Storage(), offset, size, stride)})
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("c/data.pkl", buf.getvalue())
+        z.writestr("c/data/0", np.arange(4, dtype="<f4").tobytes())
+        z.writestr("c/byteorder", "little")
+    return path
+
+
+READ_IN_CHILD = """
+import json, sys
+from local_models.common.errors import PackError
+from local_models.sad.neural import read_state_dict
+out = {}
+for f in sys.argv[1:]:
+    try:
+        out[f] = ["read", {k: v.tolist() for k, v in read_state_dict(f).items()}]
+    except PackError as e:
+        out[f] = ["PackError", str(e)]
+    except Exception as e:
+        out[f] = [type(e).__name__, str(e)]
+print(json.dumps(out))
+"""
+
+
+def test_crafted_tensor_layouts_are_one_line_errors_not_crashes(tmp_path):
+    """A view past its storage (which as_strided would read, or segfault on), a bad offset, size or stride, or a
+    storage that is not one: PackError naming the file, read in a child process so that a crash shows as one."""
+    bad = {"past_end": (1, (4,), (1,)), "offset_past_end": (10, (4,), (1,)), "huge_stride": (0, (4,), (10 ** 10,)),
+           "huge_size": (0, (10 ** 12,), (1,)), "huge_2d": (0, (2, 3), (1, 2)), "negative_stride": (3, (4,), (-1,)),
+           "negative_offset": (-1, (2,), (1,)), "negative_size": (0, (-2,), (1,)), "scalar_out_of_range": (10, (), ()),
+           "scalar_negative": (-5, (), ()), "rank_mismatch": (0, (2, 2), (1,)), "float_offset": (0.5, (2,), (1,)),
+           "storage_not_array": (0, (2,), (1,), 5)}
+    files = {name: str(crafted_checkpoint(tmp_path / f"{name}.pth", *layout)) for name, layout in bad.items()}
+    good = {"whole": (0, (4,), (1,)), "last_one": (3, (), ()), "strided": (1, (2,), (2,)), "stride0": (3, (3,), (0,)),
+            "empty_past_end": (99, (0, 5), (5, 1))}
+    files.update({name: str(crafted_checkpoint(tmp_path / f"{name}.pth", *layout)) for name, layout in good.items()})
+    proc = subprocess.run([sys.executable, "-c", READ_IN_CHILD, *files.values()], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    out = json.loads(proc.stdout)
+    for name in bad:
+        kind, msg = out[files[name]]
+        assert kind == "PackError" and msg.startswith(f"{files[name]}: not a readable torch checkpoint"), (name, msg)
+        assert "\n" not in msg, name
+    assert {name: out[files[name]] for name in good} == {
+        "whole": ["read", {"net.x": [0, 1, 2, 3]}], "last_one": ["read", {"net.x": 3}],
+        "strided": ["read", {"net.x": [1, 3]}], "stride0": ["read", {"net.x": [3, 3, 3]}],
+        "empty_past_end": ["read", {"net.x": []}]}
 
 
 def test_state_dict_reader_refuses_what_is_not_weights(tmp_path):
@@ -194,6 +272,41 @@ def test_numpy_nets_are_the_torch_nets(model, conf, T, monkeypatch):
     got = npnet.frame_probs(feats)
     assert got.dtype == np.float32 and got.shape == want.shape == (T,)
     np.testing.assert_allclose(got, want, atol=1e-5, rtol=0)
+
+
+def test_segment_rnn_runs_in_segment_batches(monkeypatch):
+    """NumpyNet's segment RNN takes `infer_batch` segments per GRU pass (bounded memory on long recordings), with
+    the probabilities of one pass and of the torch net at the same infer_batch."""
+    conf = {"channels": [4], "hidden": 6, "seg_len": 5, "seg_shift": 2, "bidirectional": True}
+    net = randomised(NETS["seg_rnn"](**conf, infer_batch=7))
+    state = {f"net.{k}": v.numpy() for k, v in net.state_dict().items()}
+    feats = np.abs(np.random.default_rng(3).standard_normal((300, 257))).astype(np.float32) * 3
+    one_pass = NumpyNet({"model": "seg_rnn", "model_conf": conf}, state).frame_probs(feats)
+    batches = []
+    gru = neural._gru
+    monkeypatch.setattr(neural, "_gru", lambda x, *a: batches.append(len(x)) or gru(x, *a))
+    got = NumpyNet({"model": "seg_rnn", "model_conf": {**conf, "infer_batch": 7}}, state).frame_probs(feats)
+    assert batches == [7] * 21 + [2]  # 149 segments
+    np.testing.assert_allclose(got, one_pass, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(got, net.frame_probs(torch.tensor(feats)[None]), atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("model,conf", NET_CONFS)
+def test_saturated_logits_give_no_overflow_warning(model, conf):
+    """Logits and GRU gates far below -88 (where float32 exp(-x) overflows) give posteriors of 0 silently, as torch."""
+    net = randomised(NETS[model](**conf))
+    with torch.no_grad():
+        for name, t in net.named_parameters():
+            if name in ("ff.bias", "tcn.3.bias") or name.startswith("gru.bias_ih"):
+                t.fill_(-1000.0)
+    feats = np.abs(np.random.default_rng(1).standard_normal((40, 257))).astype(np.float32)
+    npnet = NumpyNet({"model": model, "model_conf": conf}, {f"net.{k}": v.numpy() for k, v in net.state_dict().items()})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = npnet.frame_probs(feats)
+    want = net.frame_probs(torch.tensor(feats)[None])
+    assert np.all(want == 0)
+    np.testing.assert_array_equal(got, want)
 
 
 def test_numpy_viterbi_is_librosas():

@@ -4,15 +4,22 @@ hypotheses by prefix-tree nodes (decode.Prefix): step for step the same search a
 max_sym_per_frame, a runaway model included), with hypothesis and cache sizes bounded by the beam and never more than
 max_sym_per_frame units a frame however long the input; LidFreeDecoder's running leader equals its exact one;
 features, stacking and encoding block by block (local_models/multisoftmax/inference.py) equal the one-pass ones;
-streaming partial texts equal units_to_text."""
+streaming partial texts equal units_to_text; an input over LONG_S (read by blocks) is refused or warned about by
+check_audio's rules over the whole input, as a short one is (silence; the clipped share, one warning)."""
+import logging
+
 import numpy as np
 import pytest
+import soundfile
 import torch
+from test_multisoftmax_inference import SYSTEMS, make_recipe
+from test_multisoftmax_inference import speech as speech_wav
 
+from local_models.common.audio import AudioError
 from local_models.common.features import FeatConfig, compute
 from local_models.multisoftmax.decode import (LidFreeDecoder, Prefix, StreamingBeamSearch, _logaddexp, cpu_kernels,
                                               encode_chunks, lang_by_script)
-from local_models.multisoftmax.inference import _BestText, block_features, iter_encode_blocks
+from local_models.multisoftmax.inference import LONG_S, Speech2Text, _BestText, block_features, iter_encode_blocks
 from local_models.multisoftmax.model import UNION, MultilingualTransducer
 from local_models.multisoftmax.units import units_to_text
 
@@ -228,3 +235,54 @@ def test_partial_text_updates_equal_units_to_text_and_script_lid():
         keep.append(node)
         units = [names[u] for u in node.units()]
         assert text(node) == units_to_text(units) and text.language() == lang_by_script(units, by_script)
+
+
+# ----------------------------------------------------------------------------- audio checks of a long input
+
+@pytest.fixture(scope="module")
+def s2t(tmp_path_factory):
+    """A tiny random packed multisoftmax_lid model (test_multisoftmax_inference's), 16 kHz log-mels."""
+    from local_models.multisoftmax.pack import pack_system
+
+    root = tmp_path_factory.mktemp("indic")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SPEECH_RECIPES_CACHE", str(root / "cache"))
+        recipe = make_recipe(root, {"multisoftmax_lid": SYSTEMS["multisoftmax_lid"]})
+        yield Speech2Text.from_pretrained(pack_system(recipe, "multisoftmax_lid", root / "lid.tar.gz"))
+
+
+def test_silent_long_input_fails_as_a_short_one(s2t, tmp_path):
+    """A silent 59 s file (read whole) and a silent 61 s one (read in 10 s blocks, each block allowed to be a
+    pause): the same error."""
+    errors = {}
+    for seconds in (59, 61):
+        path = tmp_path / f"silent{seconds}.wav"
+        soundfile.write(path, np.zeros(16000 * seconds, np.float32), 16000)
+        with pytest.raises(AudioError) as e:
+            s2t(path)
+        errors[seconds] = str(e.value).replace(str(path), "<input>")
+    assert 59 < LONG_S < 61 and errors[61] == errors[59] == "<input>: silent (every sample below -100 dBFS)"
+
+
+def clipped_input(tmp_path, name, clipped_s, seconds=70):
+    """SECONDS of speech-like 16 kHz audio whose first CLIPPED_S seconds from 20 s are a full-scale square wave."""
+    path = speech_wav(tmp_path / name, sr=16000, seconds=seconds, seed=4)
+    wave, _ = soundfile.read(path, dtype="float32")
+    t = np.arange(16000 * clipped_s)
+    wave[16000 * 20:16000 * (20 + clipped_s)] = np.where(t // 40 % 2, 1.0, -1.0)
+    soundfile.write(path, wave, 16000)
+    return path
+
+
+def test_long_input_clipping_is_judged_over_the_whole_input(s2t, tmp_path, caplog):
+    """70 s with one fully clipped 10 s block (14.3 % of the input): decoded, with one warning (not refused by that
+    block, not warned about per block); 70 s with 40 s clipped (57.1 %): refused, naming the whole input's share."""
+    path = clipped_input(tmp_path, "clip10.wav", 10)
+    with caplog.at_level(logging.WARNING):
+        hyps = s2t(path)
+    warnings = [r.getMessage() for r in caplog.records if "clipped" in r.getMessage()]
+    assert hyps and warnings == [f"warning: {path}: clipped (14.3 % of samples at full scale): results may suffer; "
+                                 "lower the recording level"]
+    path = clipped_input(tmp_path, "clip40.wav", 40)
+    with pytest.raises(AudioError, match=r"clip40.wav: clipped \(57.1 % of samples at full scale; at most 50 %"):
+        s2t(path)

@@ -11,7 +11,7 @@ Prints `<file> <start_s> <end_s>` per speech region, each file's as soon as it i
 segments / JSON files (recording id = the file's name without its suffix), written once, after the last file, so an
 error leaves nothing half-written. A progress line per file goes to stderr (`[3/10] a.wav: 62.1 s in 3.05 s, RTF
 0.049`). --keep_going: a file that fails is named on stderr and skipped, the others are done and written (the output
-files hold them alone), and the exit status is 2.
+files hold them alone: empty if none was), and the exit status is 2.
 """
 import argparse
 import sys
@@ -86,7 +86,7 @@ def main(argv=None) -> int:
         if not to_files:
             results().write("".join(f"{path} {start:.2f} {end:.2f}\n" for start, end in segs))
             results().flush()
-    if to_files and speech:
+    if to_files:  # reached only with every file done, or --keep_going: then empty if none was (no stale file)
         write_speech(speech, rttm=args.rttm, segments=args.segments, json_file=args.json,
                      names={rec: str(path) for path, rec in recs.items()})
     return loop.exit_code

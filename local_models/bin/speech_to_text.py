@@ -10,7 +10,7 @@ Prints `<file>\\t<language>\\t<text>` per input; with --nbest N > 1, N numbered 
 decoded; an --output file is written once every input is decoded. Any length: a long recording is read, encoded
 and searched 10 s at a time (memory flat in its length). A progress line per input goes to stderr
 (`[3/10] a.wav: 62.1 s in 3.05 s, RTF 0.049`). --keep_going: an input that fails is named on stderr and skipped,
-the others are decoded and written, and the exit status is 2.
+the others are decoded and written (an --output file holds them alone: empty if none was), and the exit status is 2.
 """
 import argparse
 import sys
@@ -51,7 +51,7 @@ def main(argv=None) -> int:
             results().flush()
         else:
             done.append(lines)
-    if str(args.output) != "-" and done:
+    if str(args.output) != "-":  # reached only with every input done, or --keep_going: then empty if none was
         write_text(args.output, "".join(done))
     return loop.exit_code
 

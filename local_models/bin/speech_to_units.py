@@ -4,7 +4,7 @@ one line per file, `<file stem> <unit> <unit> ...`, and prints each file's and t
 bitrate (symbols / s x entropy of the symbols). On stdout each file's line comes as soon as it is encoded; an
 -o file is written once, after the last file. A progress line per file goes to stderr (`[3/10] a.wav: 62.1 s in
 3.05 s, RTF 0.049`). --keep_going: a file that fails is named on stderr and skipped, the others are encoded and
-written (the bitrate is theirs), and the exit status is 2.
+written (the -o file holds them alone: empty if none was; the bitrate is theirs), and the exit status is 2.
 
     speech-to-units hello.wav --model exp/trf_mfcc_k128/packed/model.tar.gz -o hello.units
     python -m local_models.bin.speech_to_units a.wav b.flac --model ARCHIVE          (units on stdout)
@@ -52,7 +52,7 @@ def main(argv=None) -> int:
             results().flush()
         else:
             lines.append(units_line(stem, r["units"]))
-    if lines:
+    if str(args.output) != "-":  # reached only with every file done, or --keep_going: then empty if none was
         write_text(args.output, "".join(lines))
     for line in summaries:
         print(line, file=sys.stderr)

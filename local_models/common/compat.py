@@ -40,12 +40,20 @@ def _disable_nltk_downloads() -> None:
 
 
 def _load_g2p_en(placeholder: types.ModuleType, name: str):
-    """The placeholder's first unknown attribute: import the real g2p_en (nltk.download off) and become it."""
+    """The placeholder's first unknown attribute: import the real g2p_en (nltk.download off) and become it.
+    Dunder probes (inspect, pickle, copy look for __wrapped__, __reduce__ ...) do not load it; __path__ does (a
+    submodule import, which must also run with nltk.download off)."""
+    if name.startswith("__") and name.endswith("__") and name != "__path__":
+        raise AttributeError(name)
     del sys.modules["g2p_en"]
     _disable_nltk_downloads()
-    real = importlib.import_module("g2p_en")
+    try:
+        real = importlib.import_module("g2p_en")
+    except BaseException:
+        sys.modules["g2p_en"] = placeholder  # as before: a later use tries again
+        raise
+    del placeholder.__dict__["__getattr__"]  # loaded: the placeholder is a plain copy from now on
     placeholder.__dict__.update(real.__dict__)
-    sys.modules["g2p_en"] = real
     return getattr(real, name)
 
 
@@ -64,5 +72,6 @@ def no_nltk_downloads() -> None:
         return
     placeholder = types.ModuleType("g2p_en", "g2p_en, imported on first use (local_models.common.compat)")
     placeholder.__spec__ = spec
+    placeholder.__file__ = spec.origin
     placeholder.__getattr__ = functools.partial(_load_g2p_en, placeholder)  # PEP 562: only for unknown names
     sys.modules["g2p_en"] = placeholder

@@ -43,11 +43,9 @@ from __future__ import annotations
 import argparse
 import collections
 import io
-import os
 import re
 import struct
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +55,7 @@ import numpy as np
 import soundfile
 
 from .audio import resample
-from .datadir import c_sort_key
+from .datadir import atomic_open, c_sort_key
 from .debian import Package, unpacked
 
 FOTAQ = Package("flight-of-the-amazon-queen", "1.0.0-9",
@@ -224,7 +222,9 @@ class _Game:
         jas = self.resource("QUEEN.JAS")
         n_rooms, n_names, n_objects, n_desc = (jas.i16(2 * i) for i in range(4))
         objects = [(jas.i16(8 + 16 * i), jas.i16(8 + 16 * i + 14)) for i in range(n_objects)]  # (name, image)
-        e = self.table.entries["QUEEN2.JAS"]
+        e = self.table.entries.get("QUEEN2.JAS")
+        if e is None:
+            raise FotaqError(f"{self.table.path}: no entry QUEEN2.JAS")
         strings = [s.rstrip("\r") for s in self._data[e.offset: e.offset + e.size].decode("latin-1").split("\n")]
         return objects, strings, (n_rooms, n_names, n_desc)
 
@@ -233,13 +233,18 @@ class _Game:
         name = abs(self._objects[number - 1][0]) if 1 <= number <= len(self._objects) else 0
         if not 1 <= name <= n_names:
             raise FotaqError(f"{self.table.path}:QUEEN.JAS: object {number} has no name")
-        return self._strings[n_desc + name - 1]
+        return self._string(n_desc + name - 1, f"object {number}'s name")
 
     def joe_sentence(self, number: int) -> str:
         n_rooms, n_names, n_desc = self._counts
         if number <= JOE_RESPONSE_MAX:
-            return self._strings[n_desc + n_names + n_rooms + 12 + number - 1]
-        return self._strings[number - JOE_RESPONSE_MAX - 1]
+            return self._string(n_desc + n_names + n_rooms + 12 + number - 1, f"Joe's response {number}")
+        return self._string(number - JOE_RESPONSE_MAX - 1, f"Joe's description {number}")
+
+    def _string(self, index: int, what: str) -> str:
+        if not 0 <= index < len(self._strings):
+            raise FotaqError(f"{self.table.path}:QUEEN2.JAS: no line {index + 1} for {what}")
+        return self._strings[index]
 
     def talk_sentence(self, key: int, head: str, who: str) -> str:
         """Line HEAD ('SSSS', 'XXXX' or a hex id) of the dialogue file with talk key KEY, said by WHO (P or J)."""
@@ -374,16 +379,12 @@ def extract(path, clips: Sequence[Clip], out_dir, sample_rate: Optional[int] = N
         wave, rate = read_clip(path, clip)
         if sample_rate and sample_rate != rate:
             wave, rate = resample(wave, rate, sample_rate), sample_rate
-        fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{clip.utt}.", suffix=".wav")
-        os.close(fd)
-        soundfile.write(tmp, wave, rate, subtype="PCM_16")
-        os.replace(tmp, out / f"{clip.utt}.wav")
+        with atomic_open(out / f"{clip.utt}.wav", "wb") as f:
+            soundfile.write(f, wave, rate, subtype="PCM_16", format="WAV")
         seconds[clip.utt] = len(wave) / rate
     rows = [f"{c.utt}\t{c.speaker}\t{c.kind}\t{c.name}\t{seconds[c.utt]:.3f}\t{c.text}\n" for c in clips]
-    fd, tmp = tempfile.mkstemp(dir=out, prefix=".clips.", suffix=".tsv")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
+    with atomic_open(out / "clips.tsv") as f:
         f.write("utt\tspeaker\tkind\tentry\tseconds\ttext\n" + "".join(rows))
-    os.replace(tmp, out / "clips.tsv")
     return seconds
 
 

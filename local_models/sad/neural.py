@@ -130,12 +130,23 @@ STORAGE_DTYPES = {"FloatStorage": "f4", "DoubleStorage": "f8", "HalfStorage": "f
 
 
 def _rebuild_tensor(storage, offset, size, stride, *_):
-    """torch._utils._rebuild_tensor_v2 onto numpy: SIZE elements of STORAGE from OFFSET with STRIDE (in elements)."""
-    if not size:
-        return storage[offset].copy()
+    """torch._utils._rebuild_tensor_v2 onto numpy: SIZE elements of STORAGE from OFFSET with STRIDE (in elements).
+    The view must lie inside the storage (torch's own check): as_strided would otherwise read past the buffer."""
+    if not isinstance(storage, np.ndarray):
+        raise ValueError(f"a tensor's storage is a {type(storage).__name__}")
+    size, stride = tuple(size), tuple(stride)
+    if not all(type(v) is int for v in (offset, *size, *stride)) or len(size) != len(stride):
+        raise ValueError(f"tensor layout offset {offset!r}, size {size!r}, stride {stride!r} is not one")
+    if offset < 0 or min(size + stride, default=0) < 0:
+        raise ValueError(f"negative tensor offset, size or stride ({offset}, {size}, {stride})")
+    if 0 in size:  # no elements: torch accepts any storage
+        return np.zeros(size, dtype=storage.dtype)
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride))
+    if last >= len(storage):
+        raise ValueError(f"tensor (offset {offset}, size {size}, stride {stride}) reads element {last} of a storage "
+                         f"of {len(storage)}")
     item = storage.itemsize
-    return np.lib.stride_tricks.as_strided(storage[offset:], shape=tuple(size),
-                                           strides=tuple(s * item for s in stride)).copy()
+    return np.lib.stride_tricks.as_strided(storage[offset:], shape=size, strides=tuple(s * item for s in stride)).copy()
 
 
 class _StateDictUnpickler(pickle.Unpickler):
@@ -177,15 +188,19 @@ def read_state_dict(checkpoint) -> Dict[str, np.ndarray]:
             with z.open(pkl) as f:
                 state = _StateDictUnpickler(f, lambda key: z.read(f"{prefix}/data/{key}"),
                                             "<" if order == "little" else ">").load()
-    except (zipfile.BadZipFile, pickle.UnpicklingError, KeyError, EOFError, ValueError, TypeError, OSError) as e:
-        raise PackError(f"{checkpoint}: not a readable torch checkpoint of weights ({e})") from None
+    except PackError:
+        raise
+    except Exception as e:  # a crafted pickle fails in many ways (IndexError, struct.error, RecursionError, ...)
+        raise PackError(f"{checkpoint}: not a readable torch checkpoint of weights "
+                        f"({type(e).__name__}: {e})".replace("\n", " ")) from None
     if not isinstance(state, dict):
         raise PackError(f"{checkpoint}: holds a {type(state).__name__}, not a state dict")
     return state
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return (1 / (1 + np.exp(-x))).astype(np.float32)
+    with np.errstate(over="ignore"):  # exp(-x) is inf below x = -88 (float32): 1 / (1 + inf) = 0 is still right
+        return (1 / (1 + np.exp(-x))).astype(np.float32, copy=False)
 
 
 def _batch_norm(x: np.ndarray, w: Dict[str, np.ndarray], prefix: str, axis: int, eps: float = 1e-5) -> np.ndarray:
@@ -235,7 +250,7 @@ def _gru(x: np.ndarray, w: Dict[str, np.ndarray], bidirectional: bool) -> np.nda
     for t in range(T):
         gh = h @ w_hh
         g = gi[:, :, t]
-        rz = 1 / (1 + np.exp(-(g[..., : 2 * H] + gh[..., : 2 * H])))
+        rz = _sigmoid(g[..., : 2 * H] + gh[..., : 2 * H])
         n = np.tanh(g[..., 2 * H:] + rz[..., :H] * (gh[..., 2 * H:] + b_hn))
         h = n + rz[..., H:] * (h - n)  # (1 - z) n + z h
         out[:, :, t] = h
@@ -262,6 +277,7 @@ class NumpyNet:
         self.n_blocks = len(self.conf.get("channels", (16, 32, 64, 128)))
         self.context = 2 * self.n_blocks  # CNNFrontEnd.context
         self.L, self.S = int(self.conf.get("seg_len", 5)), int(self.conf.get("seg_shift", 1))
+        self.infer_batch = int(self.conf.get("infer_batch", 20000))  # segments per GRU pass (SegRNNSAD's)
         self.bi = bool(self.conf.get("bidirectional", False)) if self.kind == "seg_rnn" else True
         if self.kind == "cnn1d":
             k = self.w["tcn.0.weight"].shape[2] // 2 + self.w["tcn.3.weight"].shape[2] // 2
@@ -306,17 +322,23 @@ class NumpyNet:
 
     def _segment_probs(self, h: np.ndarray) -> np.ndarray:
         """SegRNNSAD.frame_probs: segments (L, shift S) of the zero-padded features through the GRU, each read out
-        at its end (bidirectional: both directions' final states), then the frames' max over their segments."""
+        at its end (bidirectional: both directions' final states), then the frames' max over their segments. The
+        segments go through in batches of `infer_batch`, as the torch net's: memory stays bounded on long input."""
         T, D = h.shape
         M = num_segments(T, self.L, self.S)
         h = np.concatenate([h, np.zeros(((M - 1) * self.S + self.L - T, D), dtype=np.float32)]) \
             if (M - 1) * self.S + self.L > T else h
         segs = np.lib.stride_tricks.sliding_window_view(h, self.L, axis=0)[:: self.S][:M].transpose(0, 2, 1)
-        out = _gru(np.ascontiguousarray(segs), self.w, self.bi)  # (M, L, H or 2H)
+        y = np.concatenate([self._segment_logits(np.ascontiguousarray(segs[a: a + self.infer_batch]))
+                            for a in range(0, M, self.infer_batch)])
+        return segment_frame_scores(_sigmoid(y), self.L, self.S, T).astype(np.float32)
+
+    def _segment_logits(self, segs: np.ndarray) -> np.ndarray:
+        """SegRNNSAD._run: (N, L, D) segments -> (N,) logits (max over the FF outputs of each segment's end)."""
+        out = _gru(segs, self.w, self.bi)  # (N, L, H or 2H)
         H = len(self.w["gru.weight_hh_l0"]) // 3
         last = np.concatenate([out[:, -1, :H], out[:, 0, H:]], axis=1) if self.bi else out[:, -1]
-        y = (last @ self.w["ff.weight"].T + self.w["ff.bias"]).max(axis=1)
-        return segment_frame_scores(_sigmoid(y), self.L, self.S, T).astype(np.float32)
+        return (last @ self.w["ff.weight"].T + self.w["ff.bias"]).max(axis=1)
 
 
 def receptive_field(net) -> Optional[Tuple[int, int]]:

@@ -71,7 +71,9 @@ def synthesise_rows(u2s, rows, speaker=None) -> List[dict]:
     if speaker is not None and speaker not in u2s.speakers:
         raise ValueError(f"unknown speaker '{speaker}': this inverter speaks {', '.join(u2s.speakers)}")
     done = []
-    for where, stem, units in tqdm(rows, desc="units-to-speech", disable=None, leave=False):
+    # one row (or none): a call of units-to-speech's InputLoop, whose progress line is the row's: no bar beside it
+    for where, stem, units in tqdm(rows, desc="units-to-speech", disable=True if len(rows) <= 1 else None,
+                                   leave=False):
         try:
             done.append(u2s(units, speaker=speaker))
         except ValueError as e:
