@@ -87,6 +87,9 @@ AudioInput = Union[str, Path, Tuple[np.ndarray, int]]
 CLIP_LEVEL = 0.999  # |x| at or above this is taken as full scale (int16's 32767 reads 0.99997)
 
 
+SILENT_PEAK = 1e-5  # -100 dBFS
+
+
 def check_audio(wave: np.ndarray, name: str, allow_silent: bool = False, max_clipped: float = 0.5,
                 warn_clipped: float = 0.01) -> np.ndarray:
     """WAVE if a model can use it; else AudioError naming NAME: empty, NaN/inf, all silent (unless ALLOW_SILENT),
@@ -97,17 +100,26 @@ def check_audio(wave: np.ndarray, name: str, allow_silent: bool = False, max_cli
         raise AudioError(f"{name}: no samples (zero-length audio)")
     if not np.all(np.isfinite(wave)):
         raise AudioError(f"{name}: holds NaN or infinite samples")
-    if not allow_silent and float(np.max(np.abs(wave))) < 1e-5:
-        raise AudioError(f"{name}: silent (every sample below -100 dBFS)")
-    clipped = float(np.mean(np.abs(wave) >= CLIP_LEVEL))
-    if clipped > max_clipped:
-        raise AudioError(f"{name}: clipped ({100 * clipped:.1f} % of samples at full scale; at most "
-                         f"{100 * max_clipped:g} % accepted): lower the recording level")
-    if clipped > warn_clipped:
-        logging.getLogger(__name__).warning(
-            f"warning: {name}: clipped ({100 * clipped:.1f} % of samples at full scale): results may suffer; "
-            "lower the recording level")
+    magnitude = np.abs(wave)
+    check_levels(name, float(magnitude.max()), int(np.count_nonzero(magnitude >= CLIP_LEVEL)), wave.size,
+                 allow_silent, max_clipped, warn_clipped)
     return wave
+
+
+def check_levels(name: str, peak: float, clipped: int, n: int, allow_silent: bool = False, max_clipped: float = 0.5,
+                 warn_clipped: float = 0.01) -> None:
+    """check_audio's silence and clipping rules for N samples whose largest |sample| is PEAK and of which CLIPPED are
+    at full scale (a long input read block by block is judged as a whole, as a short one is)."""
+    if not allow_silent and n and peak < SILENT_PEAK:
+        raise AudioError(f"{name}: silent (every sample below -100 dBFS)")
+    share = clipped / n if n else 0.0
+    if share > max_clipped:
+        raise AudioError(f"{name}: clipped ({100 * share:.1f} % of samples at full scale; at most "
+                         f"{100 * max_clipped:g} % accepted): lower the recording level")
+    if share > warn_clipped:
+        logging.getLogger(__name__).warning(
+            f"warning: {name}: clipped ({100 * share:.1f} % of samples at full scale): results may suffer; "
+            "lower the recording level")
 
 
 def audio_name(src: AudioInput) -> str:

@@ -15,9 +15,7 @@ frame that does not grow with the length decoded), so time per second of input a
 """
 from __future__ import annotations
 
-import inspect
 import json
-import logging
 import sys
 import time
 from dataclasses import dataclass, field
@@ -31,7 +29,8 @@ import torch
 import yaml
 from tqdm import tqdm
 
-from local_models.common.audio import CLIP_LEVEL, AudioError, check_audio, iter_audio_blocks, read_audio, with_last
+from local_models.common.audio import (CLIP_LEVEL, check_audio, check_levels, iter_audio_blocks, read_audio,
+                                       with_last)
 from local_models.common.datadir import DataDirError, atomic_open, c_sort_key, read_table, write_table
 from local_models.common.device import device_of
 from local_models.common.features import compute
@@ -614,7 +613,7 @@ class Speech2Text:
 def _checked_blocks(blocks: Iterator[np.ndarray], name: str, rate: int) -> Iterator[np.ndarray]:
     """BLOCKS of the input NAME, checked as read_audio checks a whole input: each block for what it tells alone
     (no samples, NaN / inf), and after the last block the input as a whole for silence and clipping
-    (`_check_whole`): a long input is refused or warned about by the rules a short one meets, not block by block."""
+    (`common.audio.check_levels`): a long input is refused or warned about by the rules a short one meets, not block by block."""
     n, peak, clipped = 0, 0.0, 0
     for block in blocks:
         # silence and clipping not per block: a silent block is a pause, one clipped block is not most of the input
@@ -624,28 +623,7 @@ def _checked_blocks(blocks: Iterator[np.ndarray], name: str, rate: int) -> Itera
         clipped += int(np.count_nonzero(magnitude >= CLIP_LEVEL))
         n += len(block)
         yield block
-    _check_whole(name, peak, clipped, n)
-
-
-_CHECK_DEFAULTS = inspect.signature(check_audio).parameters
-MAX_CLIPPED = _CHECK_DEFAULTS["max_clipped"].default  # common.audio.check_audio's refusal and warning shares
-WARN_CLIPPED = _CHECK_DEFAULTS["warn_clipped"].default
-SILENT_PEAK = 1e-5  # check_audio's -100 dBFS
-
-
-def _check_whole(name: str, peak: float, clipped: int, n: int) -> None:
-    """check_audio's silence and clipping rules (and its messages) over an input of N samples, its largest |sample|
-    PEAK and CLIPPED of them at full scale: AudioError when silent or mostly clipped, one warning when clipped."""
-    if n and peak < SILENT_PEAK:
-        raise AudioError(f"{name}: silent (every sample below -100 dBFS)")
-    share = clipped / n if n else 0.0
-    if share > MAX_CLIPPED:
-        raise AudioError(f"{name}: clipped ({100 * share:.1f} % of samples at full scale; at most "
-                         f"{100 * MAX_CLIPPED:g} % accepted): lower the recording level")
-    if share > WARN_CLIPPED:
-        logging.getLogger(check_audio.__module__).warning(
-            f"warning: {name}: clipped ({100 * share:.1f} % of samples at full scale): results may suffer; "
-            "lower the recording level")
+    check_levels(name, peak, clipped, n)
 
 
 class _Session:
