@@ -110,6 +110,30 @@ def epochs(model_dir: Path, best: str) -> dict:
     return out
 
 
+def training_lines(exp: Path, speakers, names) -> list:
+    """'Training (this run)': the epochs each model ran (its latest.pth) of the run's max_epoch, and, when the run
+    cut max_epoch below its config file's (--train_args "--max_epoch N"), that it is a short partial run."""
+    import yaml
+
+    rows, cut = [], set()
+    for spk in speakers:
+        for s in (*names, DURATION):
+            d = exp / spk / s
+            if not (d / "latest.pth").is_symlink() or not (d / "config.yaml").is_file():
+                continue
+            conf = yaml.safe_load((d / "config.yaml").read_text())
+            ran = int(Path((d / "latest.pth").readlink()).name.split("epoch")[0])
+            rows.append(f"{spk}/{s} {ran} of {conf['max_epoch']}")
+            source = Path(conf.get("config") or "")
+            if source.is_file() and conf["max_epoch"] < yaml.safe_load(source.read_text())["max_epoch"]:
+                cut.add(int(conf["max_epoch"]))
+    if not rows:
+        return []
+    head = (f"**A short partial run: {'/'.join(map(str, sorted(cut)))} epochs** (--train_args --max_epoch; the "
+            f"configs' schedules are longer), so these models are not trained to the recipe's length. " if cut else "")
+    return [f"{head}Training (this run), epochs run of max_epoch: {', '.join(rows)}.", ""]
+
+
 def predicted_scores(f: Path) -> dict:
     """The predicted-duration decode's metrics (empty when it did not run)."""
     if not f.is_file():
@@ -543,6 +567,8 @@ def write_md(path: Path, results: dict, speakers, names, stds: dict, lat, corpus
              *environment_lines(results.get("environment") or {}), *headline_lines(results.get("headline")),
              "## Paper Table 2 shape: objective results per speaker", "", *table2(systems, speakers, names, speaker_map),
              *convergence(systems),
+             # the mini corpus's committed report stays as it was; a real corpus's says how long its models trained
+             *(training_lines(exp, speakers, names) if exp is not None and corpus != "mini" else []),
              "## MCD gap SALAD - RNN", "", *gaps(systems, speakers, comps), "",
              *window_gap(systems, speakers, comps)]
     pred = two_stage(systems, speakers, names)
