@@ -255,3 +255,14 @@ def test_readme_cell_gives_each_candidates_verdict():
     scored.update(_seeds("trf_mfcc_k128", [33.0, 34.0, 33.5]))
     add_seed_stats(scored, ["test"])
     assert f"K128 33.50 (paper 21.91): {FAILS}" in cell("egs/zerospeech2019/unit1", headline(scored, "test"))[0]
+
+
+def test_a_run_cut_below_its_configs_epochs_is_called_partial(tmp_path):
+    from local_models.vqvae.report import _cut_short
+
+    conf = tmp_path / "train.yaml"
+    conf.write_text("max_epoch: 48\n")
+    assert _cut_short({"config": str(conf), "max_epoch": 2})          # --train_args "--max_epoch 2"
+    assert not _cut_short({"config": str(conf), "max_epoch": 48})     # the config's own length
+    assert not _cut_short({"config": str(tmp_path / "gone.yaml"), "max_epoch": 2})  # no config to compare with
+    assert not _cut_short({"max_epoch": 2})

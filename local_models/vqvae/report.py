@@ -385,7 +385,19 @@ def training_line(exp: Path, systems, inverter: Path) -> str:
                      "epochs" + (f", scored at the best validation loss, epoch {_span(best)}" if best else ""))
     gpus = {r["ngpu"] for g in groups.values() for r in g}
     where = "on the CPU" if gpus == {0} else f"with --ngpu {'/'.join(map(str, sorted(gpus)))}"
-    return f"Training (this run, {where}): " + "; ".join(parts) + "."
+    cut = sorted({r["max_epoch"] for g in groups.values() for r in g if _cut_short(r)})
+    head = (f"**A short partial run: {'/'.join(map(str, cut))} epochs** (--train_args --max_epoch; the configs' "
+            "schedules are longer), so these models are not trained to the recipe's length. " if cut else "")
+    return f"{head}Training (this run, {where}): " + "; ".join(parts) + "."
+
+
+def _cut_short(record: dict) -> bool:
+    """Whether a run's max_epoch is below its config file's (--train_args "--max_epoch N"): a short partial run."""
+    import yaml
+
+    conf = Path(record.get("config") or "")
+    return bool(record.get("max_epoch")) and conf.is_file() and \
+        record["max_epoch"] < yaml.safe_load(conf.read_text(encoding="utf-8")).get("max_epoch", 0)
 
 
 def mcd_against_source(inv: dict) -> str:

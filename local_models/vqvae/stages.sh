@@ -69,10 +69,10 @@ submission_units=embedding  # a frame's line: its code's embedding (embedding) o
 # training seed N: RESULTS.md gives the mean and sd over <system> (seed ${seed}) and its replicates, and compares
 # conv and Transformer by those means. At the tiny budget one seed's ABX moves by several points (conv_mfcc_k256:
 # 31.6 / 22.9 / 29.3 % for seeds 0 / 1 / 2 in one run), so the systems the acceptance compares get five seeds each
-# in the default: the conv baseline (K 256), the paper's Transformer (K 128, 12 % lower bitrate) and the
-# Transformer at the conv's own codebook size (K 256, the same bitrate). With 5 seeds a side the 95 % interval of
-# the difference is ~7 points wide: it cannot tell the paper's gap from 0; "seeds15" gives the K 256 pair 15 seeds
-# each (40 min more of stage 4 on 2 cores).
+# in the default: the conv baseline (K 256), the paper's Transformer (K 128, a 7.5 % lower bitrate: 170.42 vs
+# 184.32 bits/s) and the Transformer at the conv's own codebook size (K 256, the same bitrate). With 5 seeds a side
+# the 95 % interval of the difference is ~7 points wide: it cannot tell the paper's gap from 0; "seeds15" gives the
+# K 256 pair 15 seeds each (40 min more of stage 4 on 2 cores).
 # Presets (words of --systems, expanded by expand_systems; names may be mixed in):
 #   tables   every row of paper Tables 1-3, one seed each (a GPU run at paper size)
 #   default  tables + seeds 1-4 of the three compared systems (the default of --systems)
