@@ -67,6 +67,11 @@ def test_demo_joins_sections_and_reports_failures(tmp_path):
     assert "| c/z1 | FAILED (exit 4) |" in text and "OLD RESULT" not in text
     assert run_demo.main(["--egs", str(egs), "--summary", str(summary), "--only", "a/x1"]) == 0
     assert "b/y1" not in summary.read_text()
+    # a recipe without a demo (its corpus must be downloaded first) is listed, not counted as a failure
+    (egs / "d" / "w1").mkdir(parents=True)
+    (egs / "d" / "w1" / "run.sh").write_text("exit 0\n")
+    assert run_demo.main(["--egs", str(egs), "--summary", str(summary), "--only", "a/x1", "d/w1"]) == 0
+    assert "| d/w1 | no demo (no local/demo.sh) |" in summary.read_text()
 
 
 def test_reproduce_tabulates_results(tmp_path):
