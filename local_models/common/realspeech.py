@@ -180,6 +180,17 @@ def wav_command(path: Path, sample_rate: int) -> str:
     return f"sox {path} -t wav -r {sample_rate} -c 1 -b 16 - |"
 
 
+def describe(clips: Sequence[Clip]) -> str:
+    """'N clips, M min (source R Hz, C channel(s)), S speaker(s)' from the source files' headers (a log line)."""
+    import soundfile
+
+    infos = [soundfile.info(str(c.path)) for c in clips]
+    rates = "/".join(str(r) for r in sorted({i.samplerate for i in infos}))
+    channels = "/".join(str(n) for n in sorted({i.channels for i in infos}))
+    return (f"{len(clips)} clips, {sum(i.duration for i in infos) / 60:.1f} min (source {rates} Hz, {channels} "
+            f"channel(s)), {len({c.speaker for c in clips})} speaker(s)")
+
+
 def write_sets(sets: Mapping[str, Sequence[Clip]], out_root, prefix: str = "", sample_rate: int = 16000) -> List[Path]:
     """OUT_ROOT/<prefix><set>/ {wav.scp, text, utt2spk, spk2utt} for each set, swapped in whole (a rerun leaves no
     table of the last one)."""

@@ -10,7 +10,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import soundfile
 
 from local_models.common import realspeech
 from local_models.common.debian import unpacked
@@ -30,14 +29,6 @@ def get_parser():
     return p
 
 
-def summary(name, clips) -> str:
-    """'train: N clips, M min (44100 Hz), S speaker(s)' from the source files' headers."""
-    infos = [soundfile.info(str(c.path)) for c in clips]
-    rates = "/".join(str(r) for r in sorted({i.samplerate for i in infos}))
-    return (f"{name}: {len(clips)} clips, {sum(i.duration for i in infos) / 60:.1f} min (source {rates} Hz), "
-            f"{len({c.speaker for c in clips})} speaker(s)")
-
-
 def main(argv=None):
     a = get_parser().parse_args(argv)
     try:
@@ -50,7 +41,7 @@ def main(argv=None):
         print(f"prepare_real: error: {e}", file=sys.stderr)
         return 1
     for name, clips in sets.items():
-        print(f"prepare_real: {root}: {summary(name, clips)} -> {Path(a.out) / name} (wav.scp at {a.sample_rate} Hz)",
+        print(f"prepare_real: {root}: {name}: {realspeech.describe(clips)} -> {Path(a.out) / name} (wav.scp at {a.sample_rate} Hz)",
               file=sys.stderr)
     return 0
 

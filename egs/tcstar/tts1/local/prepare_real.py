@@ -16,7 +16,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import soundfile
 
 from local_models.common import realspeech
 from local_models.common.debian import unpacked
@@ -69,15 +68,6 @@ def named(clips, speaker: str):
     return [realspeech.Clip(f"{speaker}_{c.utt}", c.path, c.text, speaker) for c in clips]
 
 
-def summary(clips) -> str:
-    """'N clips, M min (source 44100 Hz, 2 channel(s)) -> 16000 Hz mono' from the source files' headers."""
-    infos = [soundfile.info(str(c.path)) for c in clips]
-    rates = "/".join(str(r) for r in sorted({i.samplerate for i in infos}))
-    channels = "/".join(str(n) for n in sorted({i.channels for i in infos}))
-    return (f"{len(clips)} clips, {sum(i.duration for i in infos) / 60:.1f} min (source {rates} Hz, {channels} "
-            f"channel(s)) -> {SAMPLE_RATE} Hz mono")
-
-
 def main(argv=None):
     a = get_parser().parse_args(argv)
     try:
@@ -93,7 +83,7 @@ def main(argv=None):
         return 1
     print(f"prepare_real: {root}: {len(clips)} clips of one reader ({len(left_out)} left out)", file=sys.stderr)
     for name, part in sets.items():
-        print(f"prepare_real: {Path(a.out) / f'{a.speaker}_{name}'}: {summary(part)}", file=sys.stderr)
+        print(f"prepare_real: {Path(a.out) / f'{a.speaker}_{name}'}: {realspeech.describe(part)} -> {SAMPLE_RATE} Hz mono", file=sys.stderr)
     return 0
 
 
