@@ -10,7 +10,6 @@ import argparse
 import sys
 from pathlib import Path
 
-
 from local_models.common import realspeech
 from local_models.common.debian import unpacked
 from local_models.jdit import data

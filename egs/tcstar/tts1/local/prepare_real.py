@@ -16,7 +16,6 @@ import argparse
 import sys
 from pathlib import Path
 
-
 from local_models.common import realspeech
 from local_models.common.debian import unpacked
 from local_models.salad.frontend import label_text
