@@ -200,6 +200,26 @@ def test_units_to_speech(vqvae, tmp_path, capsys):
     assert out.splitlines() == [f"{wavs / n}.wav\t{s:.2f} s\tvoice V001" for n, s in zip("ac", made.values())]
 
 
+def test_units_to_speech_malformed_line(vqvae, tmp_path, capsys):
+    """A malformed line refuses the file without --keep_going; with it the line is named and the others spoken."""
+    units = tmp_path / "set.units"
+    units.write_text("a 1 2 3 4\nb 1 x 3\n\nc 7 7 6 5\na 1 1\n")
+    wavs = tmp_path / "wavs"
+    argv = [units, "--model", vqvae[INV], "-o", wavs]
+    rc, out, err = run(capsys, units_to_speech.main, "units-to-speech", argv)
+    assert rc != 0 and not wavs.exists() and out == ""
+    assert err[-1] == f"units-to-speech: error: {units}:2: unit 1 of 'b' is 'x', not an integer"
+    rc, out, err = run(capsys, units_to_speech.main, "units-to-speech", [*argv, "--keep_going"])
+    assert rc == 2 and sorted(p.name for p in wavs.iterdir()) == ["a.wav", "c.wav"]
+    assert err[:2] == [f"units-to-speech: error: {units}:2: unit 1 of 'b' is 'x', not an integer",
+                       f"units-to-speech: error: {units}:5: 'a' again (first at line 1)"]
+    assert [line.split("\t")[0] for line in out.splitlines()] == [f"{wavs / 'a'}.wav", f"{wavs / 'c'}.wav"]
+    units.write_text("b 1 x\n")  # nothing left to speak: every line named, exit 2, no wav
+    rc, out, err = run(capsys, units_to_speech.main, "units-to-speech", [units, "--model", vqvae[INV], "-o",
+                                                                         tmp_path / "none", "--keep_going"])
+    assert rc == 2 and out == "" and err == [f"units-to-speech: error: {units}:1: unit 1 of 'b' is 'x', not an integer"]
+
+
 def test_text_to_speech(tmp_path, capsys):
     from local_models.salad.pack import pack_system
 

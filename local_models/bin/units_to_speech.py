@@ -9,8 +9,8 @@ must come from the VQ-VAE the inverter was built on (its model card says which: 
 `<wav>\t<seconds> s\tvoice <speaker>` per wav written. A progress line per units line goes to stderr (`[3/10]
 set.units:3: 2.1 s in 0.40 s, RTF 0.190`, against the seconds of speech made). Without --keep_going every line is
 inverted before any wav is written: a bad line leaves no wav behind. --keep_going: a line whose units fail is named
-on stderr and skipped, each other one's wav is written as soon as it is made, and the exit status is 2 (a malformed
-units file is still refused whole, before any work).
+on stderr and skipped (a malformed line too: named by file:line), each other one's wav is written as soon as it is
+made, and the exit status is 2.
 """
 import argparse
 import sys
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from local_models.common.cli import (AUDIO_SUFFIXES, InputLoop, add_keep_going_arg, add_model_args, check_output_dir,
-                                     check_output_file, results, run_main, set_threads, write_wav)
+                                     check_output_file, error_line, results, run_main, set_threads, write_wav)
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -56,13 +56,17 @@ def main(argv=None) -> int:
     from local_models.vqvae.unitsio import output_paths, read_units, synthesise_rows
 
     set_threads(args.threads)
-    lines = read_units(args.units)  # a malformed file: refused whole, before any work
+    bad = [] if args.keep_going else None  # without --keep_going a malformed line refuses the file, before any work
+    lines = read_units(args.units, bad)
     rows = {row[0]: row for row in lines}  # (where 'file:line', name, units) by where
     outs = dict(zip(rows, output_paths(lines, args.output)))
     u2s = Units2Speech.from_pretrained(args.model, device=args.device)
     synthesise_rows(u2s, [], args.speaker)  # no rows: the voice alone checked, before any work
     loop = InputLoop(list(rows), "units-to-speech", args.keep_going,
                      seconds=lambda _where, r: len(r["wav"]) / r["sample_rate"])
+    for where, message in bad or ():  # --keep_going: a malformed line is one skipped input
+        print(error_line("units-to-speech", ValueError(message), where), file=sys.stderr, flush=True)
+        loop.failed.append(where)
     done = []
     for where, r in loop.run(lambda where: synthesise_rows(u2s, [rows[where]], args.speaker)[0]):
         if args.keep_going:  # each wav its own file, written whole: no need to hold the others

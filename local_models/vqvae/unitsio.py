@@ -4,7 +4,7 @@ leaves no half-written output (the commands write each file whole, through commo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from tqdm import tqdm
@@ -28,30 +28,44 @@ def unique_stems(paths: Sequence) -> List[str]:
     return list(seen)
 
 
-def read_units(path) -> List[Tuple[str, str, np.ndarray]]:
-    """[(where 'file:line', stem, units)] of a units file; ValueError naming file:line for a malformed line."""
+def read_units(path, bad: Optional[List[Tuple[str, str]]] = None) -> List[Tuple[str, str, np.ndarray]]:
+    """[(where 'file:line', stem, units)] of a units file. A malformed line raises ValueError naming file:line, or,
+    with BAD (a list: --keep_going), is appended to it as (where, message) and left out."""
     rows, seen = [], {}
     text = Path(path).read_text(encoding="utf-8")
     for n, line in enumerate(text.splitlines(), 1):
         where = f"{path}:{n}"
-        parts = line.split()
-        if not parts:
+        try:
+            row = _units_row(where, line, seen)
+        except ValueError as e:
+            if bad is None:
+                raise
+            bad.append((where, str(e)))
             continue
-        stem, tokens = parts[0], parts[1:]
-        if "/" in stem or stem.startswith("."):
-            raise ValueError(f"{where}: '{stem}' cannot name an output file")
-        if stem in seen:
-            raise ValueError(f"{where}: '{stem}' again (first at line {seen[stem]})")
-        if not tokens:
-            raise ValueError(f"{where}: '{stem}' has no units")
-        bad = next((i for i, t in enumerate(tokens) if not t.lstrip("-").isdigit()), None)
-        if bad is not None:
-            raise ValueError(f"{where}: unit {bad} of '{stem}' is '{tokens[bad]}', not an integer")
-        seen[stem] = n
-        rows.append((where, stem, np.array([int(t) for t in tokens], dtype=np.int64)))
-    if not rows:
+        if row is not None:
+            seen[row[1]] = n
+            rows.append(row)
+    if not rows and not bad:
         raise ValueError(f"{path}: no units lines (`<name> <unit> <unit> ...`)")
     return rows
+
+
+def _units_row(where: str, line: str, seen: Dict[str, int]) -> Optional[Tuple[str, str, np.ndarray]]:
+    """(where, stem, units) of one line (None when blank); ValueError naming WHERE when malformed."""
+    parts = line.split()
+    if not parts:
+        return None
+    stem, tokens = parts[0], parts[1:]
+    if "/" in stem or stem.startswith("."):
+        raise ValueError(f"{where}: '{stem}' cannot name an output file")
+    if stem in seen:
+        raise ValueError(f"{where}: '{stem}' again (first at line {seen[stem]})")
+    if not tokens:
+        raise ValueError(f"{where}: '{stem}' has no units")
+    bad = next((i for i, t in enumerate(tokens) if not t.lstrip("-").isdigit()), None)
+    if bad is not None:
+        raise ValueError(f"{where}: unit {bad} of '{stem}' is '{tokens[bad]}', not an integer")
+    return where, stem, np.array([int(t) for t in tokens], dtype=np.int64)
 
 
 def output_paths(rows, output) -> List[Path]:
