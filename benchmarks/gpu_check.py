@@ -254,6 +254,20 @@ def device_options(device: str, steps: int, batch_args: str = ""):
             "--train_args", f"--max_epoch 1 --num_iters_per_epoch {steps} --num_workers 0 {batch_args}".strip()]
 
 
+def run_sh_calls(r: "Recipe", device: str, steps: int, max_batch: int, nj: int) -> dict:
+    """{step: run.sh options} of recipe R's calls (data, train, train2 if any, decode): the job count everywhere,
+    on the CPU the smaller sets of cpu_args, the device's training and decoding options on the training and decoding
+    calls."""
+    capped = r.capped_batch.format(n=max_batch) if max_batch else ""
+    dev = device_options(device, steps, capped)
+    extra = ["--nj", str(nj)] + (r.cpu_args if device == "cpu" else [])
+    calls = {"data": r.data + extra, "train": r.train + dev + extra}
+    if r.train2:
+        calls["train2"] = r.train2 + dev + extra
+    calls["decode"] = r.decode + dev + extra
+    return calls
+
+
 def load_task(spec: str):
     module, cls = spec.split(":")
     return getattr(importlib.import_module(module), cls)
@@ -442,16 +456,13 @@ def main(argv=None):
               "runs": [" ".join(["gpu_check.py", *(argv if argv is not None else sys.argv[1:])])]}
     for r in recipes:
         dst = work / r.name.replace("/", "_")
-        capped = r.capped_batch.format(n=args.max_batch) if args.max_batch else ""
-        dev = device_options(args.device, args.steps, capped)
-        # every run.sh call of the recipe: the job count, and on the CPU the smaller sets of cpu_args
-        extra = ["--nj", str(args.nj)] + (r.cpu_args if args.device == "cpu" else [])
+        calls = run_sh_calls(r, args.device, args.steps, args.max_batch, args.nj)
         steps = []
         if args.stage in ("all", "prepare"):
             shutil.rmtree(dst, ignore_errors=True)
             shutil.copytree(ROOT / "egs" / r.name, dst,
                             ignore=shutil.ignore_patterns("data", "dump", "exp", "downloads", "RESULTS.md"))
-            steps.append(("data", r.data + extra))
+            steps.append(("data", calls["data"]))
         if args.stage in ("all", "run"):
             if args.stage == "run" and not (dst / "data").is_dir():
                 result["errors"].append({"recipe": r.name, "step": "run", "error": f"{dst}: not prepared"})
@@ -461,8 +472,8 @@ def main(argv=None):
                       file=sys.stderr)
                 result.setdefault("trainings", {})[r.name] = training_logs(dst)  # the earlier call's, still there
             else:
-                steps += [("train", r.train + dev + extra)] + ([("train2", r.train2 + dev + extra)] if r.train2 else [])
-            steps.append(("decode", r.decode + dev + extra))
+                steps += [(step, calls[step]) for step in ("train", "train2") if step in calls]
+            steps.append(("decode", calls["decode"]))
         try:
             for step, opts in steps:
                 try:

@@ -1,9 +1,14 @@
-"""benchmarks/gpu_check.py on the CPU (`--device cpu --steps 1`): every recipe's paper-size configs train through
-run.sh, decode, and are timed and compared, so the script is known to work up to the device; and the RESULTS.md
-section it feeds."""
+"""benchmarks/gpu_check.py on the CPU (`--device cpu --steps 1`): three recipes' paper-size configs (SAD: three
+nets; TC-STAR: cropped stateful windows, its own checkpoint; ZeroSpeech: a second training on the first's output)
+train through run.sh, decode, and are timed and compared, so the script is known to work up to the device; every
+recipe's run.sh calls, on both devices, are checked to be options its run.sh accepts; and the RESULTS.md section it
+feeds. (The other two recipes' paper-size configs train a step in tests/test_paper_configs.py; the whole CPU check
+of all five took 5.5 min of the suite's time.)"""
 import json
 import math
+import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -20,23 +25,27 @@ pytestmark = pytest.mark.skipif(not (ROOT / "tools" / "venv" / "bin" / "python")
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import gpu_check  # noqa: E402
 
+CPU_RECIPES = ("fearless_steps/sad1", "tcstar/tts1", "zerospeech2019/unit1")
+CHECKED = [r for r in gpu_check.RECIPES if r.name in CPU_RECIPES]
+
 @pytest.fixture(scope="module")
 def check(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("gpu_check")
     out = tmp / "gpu_check.json"
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--device", "cpu", "--steps", "1",
-                           "--max-batch", "1", "--nj", "1", "--precisions", "fp32", "--out", str(out), "--workdir", str(tmp / "w")],
+                           "--max-batch", "1", "--nj", "1", "--precisions", "fp32", "--out", str(out), "--workdir", str(tmp / "w"),
+                           "--recipes", " ".join(CPU_RECIPES)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:] + proc.stdout[-2000:]
     return json.loads(out.read_text()), tmp / "w", proc.stdout
 
 
-def test_every_recipe_trains_its_paper_size_configs_and_decodes(check):
+def test_each_recipe_trains_its_paper_size_configs_and_decodes(check):
     result, work, _ = check
-    assert not result["errors"]
-    expected = {(r.name, m) for r in gpu_check.RECIPES for m in (r.cpu_models or r.models)}
+    assert not result["errors"] and len(CHECKED) == len(CPU_RECIPES)
+    expected = {(r.name, m) for r in CHECKED for m in (r.cpu_models or r.models)}
     assert {(r["recipe"], r["model"]) for r in result["rows"]} == expected
-    for recipe in gpu_check.RECIPES:
+    for recipe in CHECKED:
         d = work / recipe.name.replace("/", "_")
         # every training's time is on record (what a run cut at its time limit would have said)
         trainings = result["trainings"][recipe.name]
@@ -55,6 +64,28 @@ def test_every_recipe_trains_its_paper_size_configs_and_decodes(check):
             for key in ("optim", "scheduler"):
                 if key in paper and key in conf:
                     assert conf[key] == paper[key]
+
+
+@pytest.mark.parametrize("device", ["cuda", "cpu"])
+def test_every_recipes_run_sh_calls_are_options_its_run_sh_takes(tmp_path, device):
+    """Every run.sh call gpu_check makes, of all five recipes (the three trained above and the two that are not),
+    parsed by the recipe's own run.sh (a misspelt or renamed option fails there, on the device, otherwise)."""
+    for r in gpu_check.RECIPES:
+        d = tmp_path / r.name.replace("/", "_")
+        shutil.copytree(ROOT / "egs" / r.name, d,
+                        ignore=shutil.ignore_patterns("data", "dump", "exp", "downloads", "RESULTS*.md"))
+        calls = gpu_check.run_sh_calls(r, device, steps=1, max_batch=2, nj=1)
+        assert list(calls) == ["data", "train", *(["train2"] if r.train2 else []), "decode"]
+        assert all("--ngpu" in calls[s] for s in ("train", "decode")) and "--ngpu" not in calls["data"]
+        for step, opts in calls.items():
+            proc = subprocess.run(["bash", "run.sh", *opts, "--stage", "100", "--stop-stage", "0"], cwd=d,
+                                  capture_output=True, text=True, env={**os.environ, "MAIN_ROOT": str(ROOT)})
+            # on a machine without a GPU the options parse, then the device check refuses --ngpu 1
+            no_gpu = device == "cuda" and step != "data" and "nvidia-smi lists 0 GPU(s) here" in proc.stderr
+            assert proc.returncode == 0 or no_gpu, (r.name, step, proc.stderr[-2000:])
+        bad = subprocess.run(["bash", "run.sh", *calls["train"], "--no-such-option", "1", "--stage", "100"],
+                             cwd=d, capture_output=True, text=True, env={**os.environ, "MAIN_ROOT": str(ROOT)})
+        assert bad.returncode != 0 and "--no-such-option" in bad.stderr, r.name  # the check can fail
 
 
 def test_resume_decodes_and_measures_without_retraining(tmp_path, check):

@@ -8,6 +8,9 @@
   scikit-learn) and calls `nltk.download` at import time when its English data is missing, a network access with a
   page of errors offline, for an English g2p our recipes never use. `no_nltk_downloads()` makes g2p_en a placeholder
   module: nothing of it or of nltk runs until someone uses it, and then with `nltk.download` a no-op.
+- ESPnet's Trainer and CommonCollateFn import, at their import time, modules our tasks use rarely or never (the JETS
+  aligner with scipy.stats / numba / librosa; the preprocessor with scipy.signal and every tokenizer):
+  `lean_espnet_imports()` defers them (`defer_module`) until first use.
 """
 import functools
 import importlib
@@ -75,3 +78,68 @@ def no_nltk_downloads() -> None:
     placeholder.__file__ = spec.origin
     placeholder.__getattr__ = functools.partial(_load_g2p_en, placeholder)  # PEP 562: only for unknown names
     sys.modules["g2p_en"] = placeholder
+
+
+
+def _load_deferred(placeholder: types.ModuleType) -> types.ModuleType:
+    """The real module behind PLACEHOLDER, imported now (once); a failed import leaves the placeholder in place."""
+    name = placeholder.__name__
+    if sys.modules.get(name) is placeholder:
+        del sys.modules[name]
+    try:
+        return importlib.import_module(name)
+    except BaseException:
+        sys.modules.setdefault(name, placeholder)
+        raise
+
+
+def _deferred_attribute(placeholder: types.ModuleType, attr: str):
+    if attr.startswith("__"):  # dunder probes (from-import's __path__, inspect, pickle) do not load it
+        raise AttributeError(attr)
+    return getattr(_load_deferred(placeholder), attr)
+
+
+def _deferred_function(placeholder: types.ModuleType, attr: str):
+    @functools.wraps(lambda *a, **k: None)
+    def call(*args, **kwargs):
+        return getattr(_load_deferred(placeholder), attr)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = attr
+    return call
+
+
+def defer_module(name: str, functions=()) -> None:
+    """Bind module NAME to a placeholder whose FUNCTIONS (what other modules `from NAME import` at their import
+    time) import the real module on their first call; any other attribute imports it at once. Nothing happens when
+    NAME is imported already or cannot be found."""
+    if name in sys.modules:
+        return
+    spec = importlib.util.find_spec(name)
+    if spec is None:
+        return
+    placeholder = types.ModuleType(name, f"{name}, imported on first use (local_models.common.compat)")
+    placeholder.__spec__, placeholder.__file__ = spec, spec.origin
+    placeholder.__getattr__ = functools.partial(_deferred_attribute, placeholder)  # PEP 562: unknown names only
+    for attr in functions:
+        setattr(placeholder, attr, _deferred_function(placeholder, attr))
+    sys.modules[name] = placeholder
+    parent, _, child = name.rpartition(".")
+    if parent:  # `import a.b.c` then `a.b.c.x` reads the parent's attribute
+        setattr(importlib.import_module(parent), child, placeholder)
+
+
+# What ESPnet's training stack imports at its import time only for paths our tasks rarely or never run: the Trainer's
+# attention plots (calculate_all_attentions imports the JETS aligner, with scipy.stats, numba and librosa), and
+# CommonCollateFn's silence detection (the preprocessor module imports scipy.signal, librosa and every tokenizer).
+# About 1.5 CPU-s of every training or decoding process start (2 cores, 2026-11-29).
+_DEFERRED = {"espnet2.main_funcs.calculate_all_attentions": ("calculate_all_attentions",),
+             "espnet2.train.preprocessor": ("detect_non_silence",)}
+
+
+def lean_espnet_imports() -> None:
+    """Call before importing espnet2.tasks.*, espnet2.train.trainer or espnet2.train.collate_fn (every task module
+    here does, first thing): g2p_en without nltk downloads (no_nltk_downloads), and the modules of _DEFERRED imported
+    on first use."""
+    no_nltk_downloads()
+    for name, functions in _DEFERRED.items():
+        defer_module(name, functions)

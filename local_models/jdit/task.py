@@ -19,9 +19,9 @@ text_phn holds space-separated tokens, so the phn tokenizer with g2p none just s
 """
 from __future__ import annotations
 
-from local_models.common.compat import no_nltk_downloads
+from local_models.common.compat import lean_espnet_imports
 
-no_nltk_downloads()  # before espnet2.tasks.tts, whose g2p_en import would try to download nltk data
+lean_espnet_imports()  # before espnet2: g2p_en without nltk downloads, rarely used modules deferred (common/compat)
 
 from espnet2.tasks.tts import TTSTask, tts_choices  # noqa: E402
 

@@ -21,9 +21,9 @@ from typing import Dict, List, Tuple
 
 from typeguard import typechecked
 
-from local_models.common.compat import no_nltk_downloads
+from local_models.common.compat import lean_espnet_imports
 
-no_nltk_downloads()  # before espnet2's collate_fn -> preprocessor -> g2p_en, which would try to download nltk data
+lean_espnet_imports()  # before espnet2: g2p_en without nltk downloads, rarely used modules deferred (common/compat)
 
 from espnet2.train.abs_espnet_model import AbsESPnetModel
 from espnet2.train.class_choices import ClassChoices
