@@ -122,21 +122,21 @@ def test_rows_hold_timings_and_parity(check):
 
 def test_results_section_names_what_was_measured(tmp_path, check):
     result, _, _ = check
-    missing = gpu_report.section("kss/tts1", tmp_path / "none.json")
+    missing = gpu_report.section("tcstar/tts1", tmp_path / "none.json")
     assert "Not measured on a GPU yet" in "\n".join(missing)
     cpu_file = tmp_path / "cpu.json"
     cpu_file.write_text(json.dumps(result))
-    assert "Not measured on a GPU yet" in "\n".join(gpu_report.section("kss/tts1", cpu_file))  # a CPU run is no GPU run
+    assert "Not measured on a GPU yet" in "\n".join(gpu_report.section("tcstar/tts1", cpu_file))  # a CPU run is no GPU run
     gpu = json.loads(json.dumps(result))
     gpu["environment"].update(device="cuda", gpu="NVIDIA H200")
     gpu_file = tmp_path / "gpu.json"
     gpu_file.write_text(json.dumps(gpu))
-    lines = gpu_report.section("kss/tts1", gpu_file)
+    lines = gpu_report.section("tcstar/tts1", gpu_file)
     text = "\n".join(lines)
     assert "## Paper size on one GPU" in text and "NVIDIA H200" in text
-    rows = [l for l in lines if l.startswith("| jdit |")]
-    assert len(rows) == 1 and "300,000 steps" in rows[0]
-    assert "| big_salad |" not in text  # another recipe's rows stay out
+    rows = [l for l in lines if l.startswith("| big_salad_win |")]
+    assert len(rows) == 1 and "93,900 steps" in rows[0]
+    assert "| cnn1d |" not in text and "| trf_mfcc_k128 |" not in text  # another recipe's rows stay out
 
 
 def test_committed_gpu_results_give_rows_or_a_reason():

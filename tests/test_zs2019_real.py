@@ -85,7 +85,7 @@ def test_abx_na_only_while_no_row_has_an_abx(tmp_path):
 # ---- the recipe ------------------------------------------------------------------------------------------------
 
 SMOKE = ("--nj", "1", "--train-config-suffix", "_smoke", "--systems", "trf_mfcc_k64 trf_mfcc_k128",
-         "--inverter-system", "trf_mfcc_k128", "--griffin-lim-iters", "4")
+         "--inverter-system", "trf_mfcc_k128", "--griffin-lim-iters", "4", "--mcd-f0-method", "dio")
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,8 @@ def get_parser():
     p = argparse.ArgumentParser(
         prog="extract_feats",
         description="Read DATA_DIR (wav.scp [+ segments]), resample to --sample-rate, write OUT.ark/OUT.scp "
-        "OUT.utt2num_frames, OUT.utt2dur and OUT.shape (ESPnet shape file). Typically run per split through the job launcher.",
+        "OUT.utt2num_frames, OUT.utt2dur and OUT.shape (ESPnet shape file); several DATA_DIR OUT pairs (or --pairs "
+        "FILE) in one process. Typically run per split through the job launcher (utils/make_feats).",
     )
     p.add_argument("--kind", default="logmel", choices=["logmel", "mfcc", "stft", "fbank"],
                    help="logmel: ln mel power; fbank: ESPnet2 TTS fbank, log10 mel magnitude, reflect padding")
@@ -29,13 +30,50 @@ def get_parser():
     p.add_argument("--n-mfcc", type=int, default=13)
     p.add_argument("--deltas", type=int, default=0, choices=[0, 1, 2],
                    help="append delta (1) or delta + delta-delta (2) features, e.g. MFCC 13 -> 39")
-    p.add_argument("data_dir")
-    p.add_argument("out_prefix")
+    p.add_argument("--pairs", metavar="FILE",
+                   help="lines `DATA_DIR OUT_PREFIX`: each extracted in turn, in this one process (make_feats' jobs)")
+    p.add_argument("dirs", nargs="*", metavar="DATA_DIR OUT_PREFIX",
+                   help="one or more pairs: DATA_DIR's features are written to OUT_PREFIX.{ark,scp,...}")
     return p
 
 
+def read_pairs(path: str) -> list:
+    """[(data_dir, out_prefix)] of a --pairs file; ValueError naming file:line for a line that is not two paths."""
+    pairs = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            parts = line.split()
+            if len(parts) != 2:
+                raise ValueError(f"{path}:{n}: expected `DATA_DIR OUT_PREFIX`, got {line.strip()!r}")
+            pairs.append(tuple(parts))
+    if not pairs:
+        raise ValueError(f"{path}: no `DATA_DIR OUT_PREFIX` lines")
+    return pairs
+
+
+def extract(data_dir: str, out_prefix: str, cfg: FeatConfig) -> None:
+    """DATA_DIR's features -> OUT_PREFIX.{ark,scp}, .utt2num_frames, .utt2dur and .shape (ESPnet shape file)."""
+    total = len(read_table(f"{data_dir}/utt2spk"))
+    durations = {}
+    with shard_writer(out_prefix) as feats:
+        for utt, wave, _ in tqdm(iter_utterances(data_dir, cfg.sample_rate), total=total,
+                                 desc="extract_feats", mininterval=5, disable=None):
+            if wave.size == 0:
+                raise AudioError(f"{data_dir}: '{utt}' has no samples")
+            feats[utt] = compute(wave, cfg)
+            durations[utt] = f"{len(wave) / cfg.sample_rate:.3f}"
+    write_table(f"{out_prefix}.utt2num_frames", {u: m.shape[0] for u, m in feats.items()})
+    write_table(f"{out_prefix}.utt2dur", durations)
+    # ESPnet shape file (<utt> frames,dims) for the trainer's batch sampler
+    write_table(f"{out_prefix}.shape", {u: f"{m.shape[0]},{m.shape[1]}" for u, m in feats.items()})
+
+
 def main(argv=None):
-    args = get_parser().parse_args(argv)
+    parser = get_parser()
+    args = parser.parse_args(argv)
+    if len(args.dirs) % 2 or not (args.dirs or args.pairs):
+        parser.error(f"DATA_DIR OUT_PREFIX come in pairs (or --pairs FILE); got {len(args.dirs)} paths")
+    pairs = list(zip(args.dirs[::2], args.dirs[1::2]))
     # window / hop in samples become ms that round back to exactly those samples
     win_ms = args.win_length * 1000 / args.sample_rate if args.win_length else args.win_ms
     hop_ms = args.hop_length * 1000 / args.sample_rate if args.hop_length else args.hop_ms
@@ -45,20 +83,9 @@ def main(argv=None):
         print("extract_feats: --hop-length/--win-length do not survive the ms round trip", file=sys.stderr)
         return 1
     try:
-        total = len(read_table(f"{args.data_dir}/utt2spk"))
-        durations = {}
-        with shard_writer(args.out_prefix) as feats:
-            for utt, wave, _ in tqdm(iter_utterances(args.data_dir, cfg.sample_rate), total=total,
-                                     desc="extract_feats", mininterval=5, disable=None):
-                if wave.size == 0:
-                    raise AudioError(f"{args.data_dir}: '{utt}' has no samples")
-                feats[utt] = compute(wave, cfg)
-                durations[utt] = f"{len(wave) / cfg.sample_rate:.3f}"
-        write_table(f"{args.out_prefix}.utt2num_frames", {u: m.shape[0] for u, m in feats.items()})
-        write_table(f"{args.out_prefix}.utt2dur", durations)
-        # ESPnet shape file (<utt> frames,dims) for the trainer's batch sampler
-        write_table(f"{args.out_prefix}.shape", {u: f"{m.shape[0]},{m.shape[1]}" for u, m in feats.items()})
-    except (DataDirError, AudioError, ValueError) as e:
+        for data_dir, out_prefix in (read_pairs(args.pairs) if args.pairs else []) + pairs:
+            extract(data_dir, out_prefix, cfg)
+    except (DataDirError, AudioError, ValueError, OSError) as e:
         print(f"extract_feats: {e}", file=sys.stderr)
         return 1
     return 0

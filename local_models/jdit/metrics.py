@@ -151,8 +151,9 @@ def mcd_one_to_one(ref_mc, hyp_mc, order: Optional[int] = None) -> dict:
 class _RefAnalysis:
     """The reference side of every decode dir of one set, analysed once: {utt: (mel-cepstrum, f0, rate)}."""
 
-    def __init__(self, table: dict, sample_rate: Optional[int]):
+    def __init__(self, table: dict, sample_rate: Optional[int], f0_method: str = "harvest"):
         self.table, self.sample_rate, self.done = table, sample_rate, {}
+        self.analysis = {**MCD_ANALYSIS, "f0_method": f0_method}
 
     def get(self, utt: str):
         from local_models.common.audio import load_audio
@@ -160,7 +161,7 @@ class _RefAnalysis:
 
         if utt not in self.done:
             wave, sr = load_audio(self.table[utt], self.sample_rate)
-            mc, f0 = mel_cepstrum(wave, sr, default_order(sr), return_f0=True, name="ref", **MCD_ANALYSIS)
+            mc, f0 = mel_cepstrum(wave, sr, default_order(sr), return_f0=True, name="ref", **self.analysis)
             self.done[utt] = (mc, f0, sr)
         return self.done[utt]
 
@@ -188,7 +189,7 @@ def score_decode_dir(refs: _RefAnalysis, ref_src: str, hyp_src: str) -> dict:
             ref_mc, ref_f0, sr = refs.get(utt)
             hw, hsr = load_audio(hyp[utt], refs.sample_rate)
             hw = resample(np.asarray(hw, dtype=np.float64), hsr, sr) if hsr != sr else hw
-            hyp_mc, hyp_f0 = mel_cepstrum(hw, sr, default_order(sr), return_f0=True, name="hyp", **MCD_ANALYSIS)
+            hyp_mc, hyp_f0 = mel_cepstrum(hw, sr, default_order(sr), return_f0=True, name="hyp", **refs.analysis)
             out = mcd_dtw(ref_mc, hyp_mc, include_c0=False)
             out.update(f0_metrics(ref_f0, hyp_f0, out.pop("path")), **mcd_one_to_one(ref_mc, hyp_mc),
                        length_ratio=len(hyp_mc) / len(ref_mc))
@@ -196,7 +197,7 @@ def score_decode_dir(refs: _RefAnalysis, ref_src: str, hyp_src: str) -> dict:
             raise ValueError(f"utterance '{utt}': {e}") from None
         per_utt[utt] = out
         rates.add(sr)
-    settings = {"variant": "dtw", "include_c0": False, "sample_rates": sorted(rates), **MCD_ANALYSIS,
+    settings = {"variant": "dtw", "include_c0": False, "sample_rates": sorted(rates), **refs.analysis,
                 "order": sorted({default_order(sr) for sr in rates}),
                 "alpha": sorted({round(mcepalpha(sr), 4) for sr in rates}),
                 "dims_scored": sorted({r["dims"] for r in per_utt.values()})}
@@ -207,13 +208,13 @@ def score_decode_dir(refs: _RefAnalysis, ref_src: str, hyp_src: str) -> dict:
             "length_ratio_utt_mean": float(np.mean([r["length_ratio"] for r in one])), "per_utt": per_utt}
 
 
-def score_decode_dirs(ref: str, decode_dirs, sample_rate: Optional[int] = None) -> None:
-    """`mcd_score --ref REF --hyp D/wav.scp --sample-rate SR --json D/mcd.json --per-utt D/mcd_per_utt.tsv` for
-    every decode dir D in one process, the reference analysed once (score_decode_dir), with the 1:1 MCD and the
-    length ratio added to D/mcd.json."""
+def score_decode_dirs(ref: str, decode_dirs, sample_rate: Optional[int] = None, f0_method: str = "harvest") -> None:
+    """`mcd_score --ref REF --hyp D/wav.scp --sample-rate SR --f0-method F0_METHOD --json D/mcd.json --per-utt
+    D/mcd_per_utt.tsv` for every decode dir D in one process, the reference analysed once (score_decode_dir), with
+    the 1:1 MCD and the length ratio added to D/mcd.json."""
     from local_models.common.mcd import read_source, summary_lines, write_reports
 
-    refs = _RefAnalysis(read_source(ref), sample_rate)
+    refs = _RefAnalysis(read_source(ref), sample_rate, f0_method)
     for d in decode_dirs:
         out = score_decode_dir(refs, ref, f"{d}/wav.scp")
         print(f"{d}: " + "; ".join(summary_lines(out)) + f"; MCD 1:1 {out['mcd_1to1_db_frame_pooled']:.3f} dB, "

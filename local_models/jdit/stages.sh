@@ -80,6 +80,7 @@ train_pwg=true          # stage 4 trains Parallel WaveGAN -> exp/vocoder_pwg (sc
 pwg_max_steps=""        # override the PWG config's train_max_steps (smoke runs)
 griffin_lim_iters=32
 mcd_sample_rate=16000   # MCD / F0 analysis rate (the mel stops at 7.6 kHz; see local_models/bin/mcd_score.py)
+mcd_f0_method=harvest   # WORLD F0 of the MCD analysis: harvest (ESPnet's evaluate_mcd), dio (~50x faster)
 att_plots=3             # attention plots per test set (JDI-T aligner)
 speed_benchmark=true    # stage 6 also times the acoustic models at equal output length (benchmarks/kss_speed.py)
 bench_threads=2
@@ -92,20 +93,26 @@ local_data_opts=""      # options of stage 1's local/data.sh, verbatim
 # conf_value KEY: a value of conf/fbank.conf (conf_value --hop-length -> 256)
 conf_value() { awk -v k="$1" '$1 == k { print $2 }' conf/fbank.conf; }
 
-# feats_set SET: stage 2 for one data dir (log-mels -> dump/SET, data/SET/{feats.scp,utt2num_frames})
+# feats_set SET...: stage 2 for data dirs (log-mels -> dump/SET, data/SET/{feats.scp,utt2num_frames}; one make_feats
+# call for all of them: its jobs pay their start-up once)
 feats_set() {
-    local x=$1 f
-    require "data/${x}/text" "stage 1 (data) or your own data dir with wav.scp + text"
-    log "Stage 2: log-mel features of data/${x} -> dump/${x}"
-    validate_data_dir --no-feats "data/${x}"
-    rm -rf "dump/${x}/log"   # logs of an earlier run with another nj
-    # shellcheck disable=SC2046  # conf/fbank.conf: one extract_feats option (and its value) per line
-    make_feats --nj "${nj}" --cmd "${decode_cmd}" "data/${x}" "dump/${x}" $(cat conf/fbank.conf)
-    for f in utt2num_frames feats.scp; do
-        cp "dump/${x}/${f}" "data/${x}/${f}.tmp"
-        mv "data/${x}/${f}.tmp" "data/${x}/${f}"
+    local x f pairs=()
+    for x in "$@"; do
+        require "data/${x}/text" "stage 1 (data) or your own data dir with wav.scp + text"
+        log "Stage 2: log-mel features of data/${x} -> dump/${x}"
+        validate_data_dir --no-feats "data/${x}"
+        rm -rf "dump/${x}/log"   # logs of an earlier run with another nj
+        pairs+=("data/${x}" "dump/${x}")
     done
-    validate_data_dir "data/${x}"
+    # shellcheck disable=SC2046  # conf/fbank.conf: one extract_feats option (and its value) per line
+    make_feats --nj "${nj}" --cmd "${decode_cmd}" "${pairs[@]}" $(cat conf/fbank.conf)
+    for x in "$@"; do
+        for f in utt2num_frames feats.scp; do
+            cp "dump/${x}/${f}" "data/${x}/${f}.tmp"
+            mv "data/${x}/${f}.tmp" "data/${x}/${f}"
+        done
+        validate_data_dir "data/${x}"
+    done
 }
 
 # g2p SET: stage 3's phoneme tokens (--token-type) of one data dir -> data/SET/text_phn
@@ -345,12 +352,12 @@ score_set() {
         todo+=("${d}")
     done
     [ "${#todo[@]}" -eq 0 ] || python -m local_models.bin.jdit_mcd --ref "data/${x}/wav.scp" \
-        --sample-rate "${mcd_sample_rate}" "${todo[@]}"
+        --sample-rate "${mcd_sample_rate}" --f0-method "${mcd_f0_method}" "${todo[@]}"
 }
 
 # run_stages: run the enabled stages (after the recipe's parse_options.sh)
 run_stages() {
-    local x s sets="${train_set} ${valid_set} ${test_sets}"
+    local x s sets="${train_set} ${valid_set} ${test_sets}" with_wav
     setup_devices
     if stage_enabled 1; then
         log "Stage 1: data -> data/{${sets// /,}}"
@@ -358,14 +365,16 @@ run_stages() {
         local/data.sh ${local_data_opts}
     fi
     if stage_enabled 2; then
+        with_wav=()
         for x in ${sets}; do
             require "data/${x}/text" "stage 1 (data) or your own data dir with wav.scp + text"
             if [ ! -f "data/${x}/wav.scp" ]; then
                 log "Stage 2: data/${x} has no wav.scp (text only): no features"
                 continue
             fi
-            feats_set "${x}"
+            with_wav+=("${x}")
         done
+        [ "${#with_wav[@]}" -eq 0 ] || feats_set "${with_wav[@]}"
         log "Stage 2: global mean / variance of data/${train_set} -> dump/${train_set}/feats_stats.npz"
         python -m local_models.bin.feats_stats "data/${train_set}/feats.scp" "dump/${train_set}/feats_stats.npz"
     fi
@@ -404,7 +413,8 @@ run_stages() {
             --sealed-sets ${sealed_sets} ${dev_set:+--dev-set "${dev_set}"} --chosen-on "${jdit_chosen_on}" \
             --config-files $(system_configs) --option "vocoder=${vocoder}" --option "seed=${seed}" \
             --option "inference_model=${inference_model}" --option "griffin_lim_iters=${griffin_lim_iters}" \
-            --option "mcd_sample_rate=${mcd_sample_rate}" --option "train_args=${train_args}" \
+            --option "mcd_sample_rate=${mcd_sample_rate}" --option "mcd_f0_method=${mcd_f0_method}" \
+            --option "train_args=${train_args}" \
             --option "inference_args=${inference_args}" --option "token_type=${token_type}"
     fi
     if stage_enabled 7; then

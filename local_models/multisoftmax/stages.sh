@@ -150,13 +150,17 @@ write_feats_conf() {
     else log "Stage 2: no data/sample_rate: conf/fbank.conf's rate -> dump/fbank/fbank.conf"; fi
 }
 
-# extract SET: log-mel features of data/SET -> dump/fbank/SET/feats.{scp,shape}, utt2num_frames, utt2dur
+# extract SET...: log-mel features of each data/SET -> dump/fbank/SET/feats.{scp,shape}, utt2num_frames, utt2dur
+# (one make_feats call: its jobs pay their start-up once for all the sets)
 extract() {
-    local x=$1 d=dump/fbank/$1
-    # make_feats replaces only the feature tables: older logs, stage 4's text_int / lid_int / utt2category go too
-    rm -rf "${d}"
+    local x pairs=()
+    for x in "$@"; do
+        # make_feats replaces only the feature tables: older logs, stage 4's text_int / lid_int / utt2category go too
+        rm -rf "dump/fbank/${x}"
+        pairs+=("data/${x}" "dump/fbank/${x}")
+    done
     # shellcheck disable=SC2046,SC2154  # the config's lines are extract_feats options; cmd.sh sets decode_cmd
-    make_feats --nj "${nj}" --cmd "${decode_cmd}" "data/${x}" "${d}" $(grep -v '^#' dump/fbank/fbank.conf)
+    make_feats --nj "${nj}" --cmd "${decode_cmd}" "${pairs[@]}" $(grep -v '^#' dump/fbank/fbank.conf)
 }
 
 # make_units: stage 3's units of ${sets} ${extra_sets} (local_models.bin.multisoftmax_units)
@@ -281,7 +285,8 @@ stage_features() {
         validate_data_dir --no-feats "data/${x}"
     done
     write_feats_conf
-    for x in ${sets} ${extra_sets}; do extract "${x}"; done
+    # shellcheck disable=SC2086  # word lists
+    extract ${sets} ${extra_sets}
 }
 
 # stage_units: stage 3 on ${sets} ${extra_sets}

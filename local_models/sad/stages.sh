@@ -137,13 +137,16 @@ make_data() {
     done
 }
 
-# stft_feats SET: STFT magnitude features of data/SET (FFT 512, 50 ms window, 10 ms shift; at the nets' 8 kHz, any
-# other rate resampled) in up to ${nj} jobs -> dump/SET/feats.scp
+# stft_feats SET...: STFT magnitude features of each data/SET (FFT 512, 50 ms window, 10 ms shift; at the nets'
+# 8 kHz, any other rate resampled) in up to ${nj} jobs -> dump/SET/feats.scp (one make_feats call for the sets)
 stft_feats() {
-    local x=$1
-    require "data/${x}/wav.scp" "stage 1 (data)"
-    validate_data_dir --no-text "data/${x}"
-    make_feats --nj "${nj}" --cmd "${decode_cmd}" "data/${x}" "dump/${x}" \
+    local x pairs=()
+    for x in "$@"; do
+        require "data/${x}/wav.scp" "stage 1 (data)"
+        validate_data_dir --no-text "data/${x}"
+        pairs+=("data/${x}" "dump/${x}")
+    done
+    make_feats --nj "${nj}" --cmd "${decode_cmd}" "${pairs[@]}" \
         --kind stft --sample-rate 8000 --win-ms 50 --hop-ms 10 --n-fft 512
 }
 
@@ -443,7 +446,8 @@ run_stages() {
     fi
     if stage_enabled 2; then
         log "Stage 2: STFT magnitude features -> dump/<set>/feats.*.{ark,scp}"
-        for x in $(train_data_set) $(decode_sets); do stft_feats "${x}"; done
+        # shellcheck disable=SC2046  # word lists
+        stft_feats $(train_data_set) $(decode_sets)
     fi
     if stage_enabled 3 && [ -n "${models}" ]; then
         log "Stage 3: random 4 s chunks (features + frame labels) -> dump/{$(train_data_set),${dev_set}}/chunks"

@@ -66,6 +66,7 @@ def collect_inverter(inv: Path, sets) -> dict:
             pooled = mcd.get("mcd_db_frame_pooled", mcd.get("mcd_db"))
             if pooled is not None:
                 m["mcd"] = pooled
+                m["mcd_f0_method"] = mcd.get("settings", {}).get("f0_method", "harvest")
             m.update({k: v for k, v in mcd.items() if k.startswith(("mcd_db", "lf0", "f0_", "vuv"))
                       and isinstance(v, (int, float)) and not isinstance(v, bool)})
         src = _load(inv / f"resynth_{s}" / "mcd_source.json")
@@ -522,7 +523,8 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
         lines += [f"- {inv.get('resynth_utts', 0)} {s} utterances resynthesised (wavs in {inverter}/resynth_{s}/<voice>/wav, "
                   "one inverter per target voice), "
                   f"RTF {fmt(inv.get('resynth_rtf'), 3)}, peak level {fmt(inv.get('peak_min'))}-{fmt(inv.get('peak_max'))}.",
-                  f"- MCD against the same text spoken by the target voice (DTW-aligned mel-cepstra, pooled over frames): "
+                  "- MCD against the same text spoken by the target voice (DTW-aligned mel-cepstra of WORLD analysis with "
+                  f"{inv.get('mcd_f0_method', 'harvest')} F0, pooled over frames): "
                   f"{fmt(mcd) + ' dB' if mcd is not None else 'no reference rendition (real corpus: listen, or use the challenge MOS)'}."]
         if "mcd_source" in inv:
             lines.append(f"- Reference point: the test speakers' own recordings against the target voice (no conversion): "

@@ -51,6 +51,7 @@ corpus=mini   # the corpus's name in exp/results.json, RESULTS.md and the packed
 local_data_opts=""  # options of stage 1's local/data.sh (the corpus's own)
 seed=0
 griffin_lim_iters=60
+mcd_f0_method=harvest   # WORLD F0 of stage 8's MCD analysis: harvest (ESPnet's evaluate_mcd), dio (~50x faster)
 abx_reference=true  # also run zerospeech-libriabx2 on the same inputs
 ngpu=$(default_ngpu)    # GPUs per training job (0: CPU; > 1: ESPnet2's DDP); default 1 when nvidia-smi lists a GPU
 dist_world_size=1       # --ngpu 0: training processes per model (> 1: CPU DDP, torchrun + gloo; utils/stage_lib.sh)
@@ -114,21 +115,27 @@ target_voices() {
     if [ -f data/voice/spk2utt ]; then cut -d' ' -f1 data/voice/spk2utt | tr '\n' ' '; fi
 }
 
-# extract FEAT SET: features of data/SET -> dump/FEAT/SET/{feats.scp,feats.shape,utt2dur,utt2num_frames} (make_feats;
+# extract FEAT SET...: features of each data/SET -> dump/FEAT/SET/{feats.scp,feats.shape,utt2dur,utt2num_frames}
+# (one make_feats call for the sets not up to date: its jobs pay their start-up once for all of them;
 # local_models/vqvae/frontend.py RECIPE_FEATURES holds the same settings for packed models)
 extract() {
-    local feat=$1 x=$2 opts d=dump/$1/$2
+    local feat=$1 x opts pairs=(); shift
     case ${feat} in
         mfcc) opts="--kind mfcc --n-mfcc 13 --deltas 2" ;;
         logmel) opts="--kind logmel --n-mels 80" ;;
         spec) opts="--kind stft --n-fft 512" ;;
         *) die "extract: unknown feature '${feat}' (mfcc, logmel, spec)" ;;
     esac
-    # up to date: a rerun for new --test-sets does not redo the training sets
-    if up_to_date "${d}/feats.scp" "data/${x}/wav.scp" && up_to_date "${d}/feats.shape" "data/${x}/wav.scp"; then
-        return 0
-    fi
-    make_feats --nj "${nj}" --cmd "${decode_cmd}" "data/${x}" "${d}" ${opts} --sample-rate 16000 --win-ms 25 --hop-ms 10
+    for x in "$@"; do
+        # up to date: a rerun for new --test-sets does not redo the training sets
+        if up_to_date "dump/${feat}/${x}/feats.scp" "data/${x}/wav.scp" \
+                && up_to_date "dump/${feat}/${x}/feats.shape" "data/${x}/wav.scp"; then
+            continue
+        fi
+        pairs+=("data/${x}" "dump/${feat}/${x}")
+    done
+    [ "${#pairs[@]}" -eq 0 ] || make_feats --nj "${nj}" --cmd "${decode_cmd}" "${pairs[@]}" ${opts} \
+        --sample-rate 16000 --win-ms 25 --hop-ms 10
 }
 
 # test_feats FEAT SET: features of a test set for the decode stages; a data dir that stage 2 never saw (your
@@ -280,10 +287,10 @@ resynth() {
 resynth_mcd() {
     local x=$1 out=$2
     python -m local_models.bin.mcd_score --ref "data/${x}/voice_ref.scp" --hyp "${out}/wav.scp" \
-        --json "${out}/mcd.json" --per-utt "${out}/mcd_per_utt.tsv"
+        --f0-method "${mcd_f0_method}" --json "${out}/mcd.json" --per-utt "${out}/mcd_per_utt.tsv"
     awk 'NR == FNR {keep[$1]; next} $1 in keep' "${out}/wav.scp" "data/${x}/wav.scp" > "${out}/source_wav.scp"
     python -m local_models.bin.mcd_score --ref "data/${x}/voice_ref.scp" --hyp "${out}/source_wav.scp" \
-        --json "${out}/mcd_source.json"
+        --f0-method "${mcd_f0_method}" --json "${out}/mcd_source.json"
 }
 
 # stage_data: stage 1, the corpus's local/data.sh -> data/{train,voice,test}
@@ -300,7 +307,7 @@ stage_features() {
     log "Stage 2: features -> dump/{mfcc,logmel}/<set>, dump/spec/voice; speaker ids -> dump/train_utt2sid"
     check_data_dirs "$@"
     for feat in mfcc logmel; do
-        for x in "$@"; do extract "${feat}" "${x}"; done
+        extract "${feat}" "$@"
         holdout "dump/${feat}/train"
     done
     extract spec voice
