@@ -508,7 +508,7 @@ def _table1_lines(systems: Sequence[str], gt_mel_rows: Sequence[str], rows, main
         L += [f"Test set `{main_set}`. MOS cannot be run here; objective scores stand in for it: MCD = "
               "(10/ln10)·sqrt(2·Σ_{n=1..order}(c_n − c'_n)²) averaged over the DTW path (c0 excluded), pooled over "
               "all frames of the set; log-F0 RMSE (natural log) over frames voiced in both, V/UV error over the "
-              f"path; WORLD analysis ({s['f0_method'] if s else 'harvest'} F0, cheaptrick, pysptk sp2mc)"
+              f"path; WORLD analysis ({(s or {}).get('f0_method', 'harvest')} F0, cheaptrick, pysptk sp2mc)"
               + (f" at {s['sample_rates'][0]} Hz, order {s['order'][0]}, alpha {s['alpha'][0]}, {s['shift_ms']} ms "
                  "shift (both sides resampled: the mel stops at 7.6 kHz)" if s else "") + ". Lower is better. "
               "MCD 1:1 penalises a wrong length, which the DTW MCD cannot see: frame t against frame t over the "
