@@ -256,3 +256,23 @@ def test_a_second_load_reads_the_archive_once_unless_it_changed(tmp_path, monkey
     with pytest.raises(PackError, match=archive.name):
         load_model(archive, paper="sad")
     assert len(hashed) == 2
+
+
+def test_pack_model_packs_several_systems_in_one_call(monkeypatch, capsys):
+    """`pack_model --system A --system B`: each to RECIPE_DIR/exp/<system>/packed/model.tar.gz in one process (the
+    recipes' pack stages); --out names one archive, so it refuses two systems before any work."""
+    from local_models.bin import pack_model as cli
+    from local_models.sad import pack as sad_pack
+
+    calls = []
+    monkeypatch.setattr(sad_pack, "pack_system", lambda recipe, system, out, inference_model: calls.append(
+        (recipe, system, str(out), inference_model)) or out)
+    assert cli.main(["--paper", "sad", "--system", "a", "--system", "b/c", "--recipe_dir", "r"]) == 0
+    assert calls == [("r", "a", "r/exp/a/packed/model.tar.gz", "valid.loss.best.pth"),
+                     ("r", "b/c", "r/exp/b/c/packed/model.tar.gz", "valid.loss.best.pth")]
+    assert capsys.readouterr().out.splitlines() == ["packed sad/a: r/exp/a/packed/model.tar.gz",
+                                                    "packed sad/b/c: r/exp/b/c/packed/model.tar.gz"]
+    calls.clear()
+    with pytest.raises(SystemExit):
+        cli.main(["--paper", "sad", "--system", "a", "--system", "b", "--out", "x.tar.gz"])
+    assert calls == [] and "--out names one archive, but 2 systems were given" in capsys.readouterr().err

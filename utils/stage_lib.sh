@@ -24,6 +24,13 @@ stage_enabled() {
 
 # run_logged EXPDIR CMD...: write the exact command to EXPDIR/run.sh (rerunnable), then run it.
 run_logged() {
+    record_command "$@"
+    shift
+    "$@"
+}
+
+# record_command DIR CMD...: DIR/run.sh, the exact command (run_logged's record, without running it)
+record_command() {
     local dir=$1; shift
     mkdir -p "${dir}"
     {
@@ -35,7 +42,6 @@ run_logged() {
     } > "${dir}/run.sh.tmp"
     chmod +x "${dir}/run.sh.tmp"
     mv "${dir}/run.sh.tmp" "${dir}/run.sh"
-    "$@"
 }
 
 # pool CMD...: run CMD in the background, at most ${nj} at a time; `pool_wait` waits for all (fails if one did).
@@ -192,12 +198,15 @@ corpus_name() {
     if [ -n "${where}" ]; then echo "$2"; else echo mini; fi
 }
 
-# pack_system PAPER SYSTEM: the recipe's last stage for one trained system: exp/SYSTEM/packed/model.tar.gz
-# (`python -m local_models.bin.pack_model --help`), from the ${inference_model} checkpoint.
+# pack_system PAPER SYSTEM...: the recipe's last stage for trained systems: exp/SYSTEM/packed/model.tar.gz each
+# (`python -m local_models.bin.pack_model --help`), from the ${inference_model} checkpoint, in one process (its
+# torch import paid once); the command is recorded in every exp/SYSTEM/packed/run.sh.
 pack_system() {
-    local paper=$1 system=$2
-    require "exp/${system}" "the training stage of '${system}'"
-    run_logged "exp/${system}/packed" python -m local_models.bin.pack_model --paper "${paper}" --system "${system}" \
-        --recipe_dir . --inference_model "${inference_model:-valid.loss.best.pth}" \
-        --out "exp/${system}/packed/model.tar.gz"
+    local paper=$1 s cmd; shift
+    for s in "$@"; do require "exp/${s}" "the training stage of '${s}'"; done
+    cmd=(python -m local_models.bin.pack_model --paper "${paper}" --recipe_dir .
+         --inference_model "${inference_model:-valid.loss.best.pth}")
+    for s in "$@"; do cmd+=(--system "${s}"); done
+    for s in "$@"; do record_command "exp/${s}/packed" "${cmd[@]}"; done
+    "${cmd[@]}"
 }

@@ -418,10 +418,10 @@ run_stages() {
             --option "inference_args=${inference_args}" --option "token_type=${token_type}"
     fi
     if stage_enabled 7; then
-        for s in ${systems}; do
-            log "Stage 7: pack exp/tts_${s} -> exp/tts_${s}/packed/model.tar.gz (log: exp/tts_${s}/packed/run.sh)"
-            pack_system jdit "tts_${s}"
-        done
+        log "Stage 7: pack exp/tts_{${systems// /,}} -> exp/tts_<system>/packed/model.tar.gz (the command:" \
+            "exp/tts_<system>/packed/run.sh)"
+        # shellcheck disable=SC2046  # a word list
+        pack_system jdit $(for s in ${systems}; do echo "tts_${s}"; done)
     fi
     log "Done (stages ${stage}-${stop_stage})"
 }

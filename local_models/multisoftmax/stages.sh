@@ -254,19 +254,25 @@ decode_dev_grid() {
     done
 }
 
-# pack NAME: stage 8: exp/NAME/decode_conf.yaml (stage 6's search; the --switch_off setting the packed LID model
-# streams with) and the archive exp/NAME/packed/model.tar.gz (local_models/multisoftmax/pack.py)
-pack() {
-    local s=$1 so=${switch_off}
+# switch_off_setting: the tau:s_th the packed LID models stream with: --switch_off, or with `dev` the setting stage 7
+# chose on the dev sets (a grid of one setting: that one)
+switch_off_setting() {
+    local so=${switch_off}
     if [ "${so}" = dev ] && [ "$(wc -w <<< "${switch_off_grid}")" -eq 1 ]; then
         so=${switch_off_grid// /}  # a grid of one setting: nothing to choose
-    elif [ "${so}" = dev ]; then  # the setting stage 7 chose on the dev sets
+    elif [ "${so}" = dev ]; then
         so=$(python -m local_models.bin.multisoftmax_score --exp exp --chosen-switch-off) || die "--switch_off dev"
     fi
     [[ "${so}" =~ ^[^:]+:[^:]+$ ]] || die "--switch_off '${so}': expected dev or tau:s_th, e.g. 30:80"
+    echo "${so}"
+}
+
+# write_decode_conf NAME TAU:S_TH: stage 8's exp/NAME/decode_conf.yaml (stage 6's search and the switch-off setting
+# the packed LID model streams with), which the archive holds (local_models/multisoftmax/pack.py)
+write_decode_conf() {
+    local s=$1 so=$2
     printf 'beam: %s\nchunk: %s\ntau: %s\ns_th: %s\n' "${beam}" "${chunk}" "${so%%:*}" "${so##*:}" \
         > "exp/${s}/decode_conf.yaml"
-    pack_system multisoftmax "${s}"
 }
 
 # stage_data: stage 1 (the corpus's local/data.sh)
@@ -369,12 +375,15 @@ stage_score() {
 
 # stage_pack: stage 8 (every trained system)
 stage_pack() {
-    local s
+    local s so todo=()
+    so=$(switch_off_setting) || exit 1
     for s in $(expand_systems) $(finetuned_systems); do
         [ -e "exp/${s}/${inference_model}" ] || { log "Stage 8: skip ${s} (no exp/${s}/${inference_model}: not trained)"; continue; }
         log "Stage 8: pack ${s} (${inference_model}, beam ${beam}, chunk ${chunk}) -> exp/${s}/packed/model.tar.gz"
-        pack "${s}"
+        write_decode_conf "${s}" "${so}"
+        todo+=("${s}")
     done
+    [ "${#todo[@]}" -eq 0 ] || pack_system multisoftmax "${todo[@]}"
 }
 
 # run_stages: the devices (setup_devices), then stages ${stage}..${stop_stage}, in the recipe dir (after parse_options)

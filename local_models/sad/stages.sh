@@ -421,16 +421,17 @@ score_sets() {
 # pack_systems: stage 9, one archive per system of ${systems} a user can run (stat_sad and the neural ones; the
 # reference detectors energy / webrtcvad / silero_vad are not packed), plus stage 7's seg_rnn_devbest when present
 pack_systems() {
-    local s packable
+    local s packable todo=()
     packable=" $(sad_systems packable) "  # stat_sad and the neural systems
     for s in ${systems}; do
         [[ "${packable}" == *" ${s} "* ]] || continue
         has_ref "${dev_set}" && require "exp/${s}/threshold" "stage 6 (the threshold tuned on ${dev_set})"
-        pack_system sad "${s}"
+        todo+=("${s}")
     done
     if [[ " ${systems} " == *" seg_rnn "* ]] && [ -f exp/seg_rnn_devbest/model_dir ]; then
-        pack_system sad seg_rnn_devbest
+        todo+=(seg_rnn_devbest)
     fi
+    [ "${#todo[@]}" -eq 0 ] || pack_system sad "${todo[@]}"
 }
 
 # run_stages: the enabled stages ${stage}..${stop_stage}, in the recipe's dir after option parsing

@@ -235,13 +235,14 @@ stage_decode() {
 
 # stage_pack: stage 7: every system of every speaker, packed with its speaker's duration model
 stage_pack() {
-    local spk s
+    local spk s todo=()
     for spk in ${speakers}; do
         for s in ${systems}; do
             log "Stage 7: pack ${spk}/${s} with ${spk}'s duration model -> exp/${spk}/${s}/packed/model.tar.gz"
-            pack_system salad "${spk}/${s}"
+            todo+=("${spk}/${s}")
         done
     done
+    pack_system salad "${todo[@]}"
 }
 
 # check_names: stop on an unknown system or a malformed --speaker_map; say which speakers the paper has no column for

@@ -408,7 +408,7 @@ stage_pack() {
     local inv s
     inv=$(inverter_dir)
     log "Stage 10: pack $* and ${inv#exp/} -> exp/<system>/packed/model.tar.gz"
-    for s in "$@" "${inv#exp/}"; do pack_system vqvae "${s}"; done
+    pack_system vqvae "$@" "${inv#exp/}"
 }
 
 # stage_submission: stage 11, the ZeroSpeech 2019 submission of ${inverter_system} for every test set
