@@ -1,9 +1,9 @@
-"""benchmarks/gpu_check.py on the CPU (`--device cpu --steps 1`): three recipes' paper-size configs (SAD: three
-nets; TC-STAR: cropped stateful windows, its own checkpoint; ZeroSpeech: a second training on the first's output)
-train through run.sh, decode, and are timed and compared, so the script is known to work up to the device; every
-recipe's run.sh calls, on both devices, are checked to be options its run.sh accepts; and the RESULTS.md section it
-feeds. (The other two recipes' paper-size configs train a step in tests/test_paper_configs.py; the whole CPU check
-of all five took 5.5 min of the suite's time.)"""
+"""benchmarks/gpu_check.py on the CPU (`--device cpu --steps 1`): two recipes' paper-size configs (SAD: three nets;
+ZeroSpeech: a second training on the first's output, and --resume) train through run.sh, decode, and are timed and
+compared, so the script is known to work up to the device; every recipe's run.sh calls, on both devices, are
+checked to be options its run.sh accepts; and the RESULTS.md section it feeds. (The other three recipes'
+paper-size configs train a step in tests/test_paper_configs.py; the whole CPU check of all five took 5.5 min of
+the suite's time, three of them 2.5 min.)"""
 import json
 import math
 import os
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(not (ROOT / "tools" / "venv" / "bin" / "python")
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import gpu_check  # noqa: E402
 
-CPU_RECIPES = ("fearless_steps/sad1", "tcstar/tts1", "zerospeech2019/unit1")
+CPU_RECIPES = ("fearless_steps/sad1", "zerospeech2019/unit1")
 CHECKED = [r for r in gpu_check.RECIPES if r.name in CPU_RECIPES]
 
 @pytest.fixture(scope="module")
@@ -122,21 +122,21 @@ def test_rows_hold_timings_and_parity(check):
 
 def test_results_section_names_what_was_measured(tmp_path, check):
     result, _, _ = check
-    missing = gpu_report.section("tcstar/tts1", tmp_path / "none.json")
+    missing = gpu_report.section("fearless_steps/sad1", tmp_path / "none.json")
     assert "Not measured on a GPU yet" in "\n".join(missing)
     cpu_file = tmp_path / "cpu.json"
     cpu_file.write_text(json.dumps(result))
-    assert "Not measured on a GPU yet" in "\n".join(gpu_report.section("tcstar/tts1", cpu_file))  # a CPU run is no GPU run
+    assert "Not measured on a GPU yet" in "\n".join(gpu_report.section("fearless_steps/sad1", cpu_file))  # no GPU run
     gpu = json.loads(json.dumps(result))
     gpu["environment"].update(device="cuda", gpu="NVIDIA H200")
     gpu_file = tmp_path / "gpu.json"
     gpu_file.write_text(json.dumps(gpu))
-    lines = gpu_report.section("tcstar/tts1", gpu_file)
+    lines = gpu_report.section("fearless_steps/sad1", gpu_file)
     text = "\n".join(lines)
     assert "## Paper size on one GPU" in text and "NVIDIA H200" in text
-    rows = [l for l in lines if l.startswith("| big_salad_win |")]
-    assert len(rows) == 1 and "93,900 steps" in rows[0]
-    assert "| cnn1d |" not in text and "| trf_mfcc_k128 |" not in text  # another recipe's rows stay out
+    rows = [l for l in lines if l.startswith("| cnn1d |")]
+    assert len(rows) == 1 and "50,000 steps" in rows[0]
+    assert "| trf_mfcc_k128 |" not in text and "| inverter |" not in text  # another recipe's rows stay out
 
 
 def test_committed_gpu_results_give_rows_or_a_reason():
