@@ -251,7 +251,8 @@ def trained(recipe_dir: Path, r: "Recipe", device: str) -> bool:
 def device_options(device: str, steps: int, batch_args: str = ""):
     gpu = device == "cuda"
     return ["--ngpu", "1" if gpu else "0", "--gpu_inference", "true" if gpu else "false", "--train_config_suffix", "",
-            "--train_args", f"--max_epoch 1 --num_iters_per_epoch {steps} --num_workers 0 {batch_args}".strip()]
+            "--train_args",
+            f"--max_epoch 1 --num_iters_per_epoch {steps} --num_workers 0 --use_matplotlib false {batch_args}".strip()]
 
 
 def run_sh_calls(r: "Recipe", device: str, steps: int, max_batch: int, nj: int) -> dict:

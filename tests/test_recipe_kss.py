@@ -295,7 +295,7 @@ def recipe(tmp_path_factory):
     shutil.copytree(RECIPE, recipe, ignore=shutil.ignore_patterns("data", "dump", "exp", "RESULTS.md"))
     # the speed benchmark once per model and sentence, on one thread (the smoke run only checks that it runs);
     # --nj 2: stage 4 trains two systems at a time (test_stage4_trains_in_parallel_fastspeech_after_its_teacher)
-    run_recipe(recipe, "--nj", "2", "--ngpu", "0", "--mini-utts", "12", "--test-sets", "test", "--train-args", "--max_epoch 1 --batch_size 4",
+    run_recipe(recipe, "--nj", "2", "--ngpu", "0", "--mini-utts", "12", "--test-sets", "test", "--train-args", "--max_epoch 1 --batch_size 4 --use_matplotlib false",
                "--griffin-lim-iters", "4", "--pwg-max-steps", "2", "--bench-repeats", "1", "--bench-threads", "1",
                "--mcd-f0-method", "dio")  # the MCD's WORLD F0: dio, ~50x faster than the default harvest
     return recipe
