@@ -97,6 +97,31 @@ def test_teacher_durations_drop_the_eos_entry():
     assert metrics.strip_eos({"a": np.array([1, 2, 1]), "b": np.array([3])}, ref)["a"].tolist() == [1, 2]
 
 
+def test_mcd_json_is_rescored_when_the_analysis_changes(tmp_path, capsys):
+    """jdit_mcd --skip-up-to-date (stage 6) keeps an mcd.json only if it is newer than the wav.scp and has the
+    requested F0 method and rate; when every dir is current the reference is never read."""
+    d = tmp_path / "decode_test"
+    d.mkdir()
+    (d / "wav.scp").write_text("u1 u1.wav\n")
+    js = d / "mcd.json"
+    js.write_text(json.dumps(dict(settings=dict(f0_method="dio", sample_rates=[16000]))))
+    os.utime(d / "wav.scp", (time.time() - 10, time.time() - 10))
+    assert metrics.mcd_json_is_current(str(d), 16000, "dio")
+    assert not metrics.mcd_json_is_current(str(d), 16000, "harvest")  # another F0 method: score again
+    assert not metrics.mcd_json_is_current(str(d), 22050, "dio")  # another rate
+    missing_ref = str(tmp_path / "no_such_ref.scp")
+    assert jdit_mcd.main(["--ref", missing_ref, "--sample-rate", "16000", "--f0-method", "dio", "--skip-up-to-date",
+                          str(d)]) == 0
+    assert "mcd.json is up to date (dio F0 at 16000 Hz)" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="no_such_ref"):  # harvest asked: the dir is scored, the reference read
+        jdit_mcd.main(["--ref", missing_ref, "--sample-rate", "16000", "--skip-up-to-date", str(d)])
+    js.write_text("{ half written")
+    assert not metrics.mcd_json_is_current(str(d), 16000, "dio")
+    js.write_text(json.dumps(dict(settings=dict(f0_method="dio", sample_rates=[16000]))))
+    os.utime(js, (time.time() - 20, time.time() - 20))
+    assert not metrics.mcd_json_is_current(str(d), 16000, "dio")  # older than the synthesis
+
+
 def test_fbank_conf_errors(tmp_path):
     conf = tmp_path / "fbank.conf"
     conf.write_text("--sample-rate 22050\n--n-fft 1024\n--hop-length\n")

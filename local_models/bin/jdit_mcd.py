@@ -10,6 +10,7 @@ import sys
 
 from local_models.common.cli import run_main
 from local_models.common.datadir import DataDirError
+from local_models.common.mcd import add_f0_method_arg
 from local_models.jdit.metrics import score_decode_dirs
 
 
@@ -18,8 +19,9 @@ def get_parser():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--ref", required=True, help="reference wav.scp (or directory of <utt>.wav)")
     p.add_argument("--sample-rate", type=int, default=None, help="resample both sides to this rate first")
-    p.add_argument("--f0-method", choices=("harvest", "dio"), default="harvest",
-                   help="WORLD F0 of the analysis: harvest (default, ESPnet's evaluate_mcd) or dio (~50x faster)")
+    add_f0_method_arg(p)
+    p.add_argument("--skip-up-to-date", action="store_true",
+                   help="leave a DECODE_DIR whose mcd.json is newer than its wav.scp and has this analysis (rate, F0)")
     p.add_argument("decode_dirs", nargs="+", metavar="DECODE_DIR", help="dirs with wav.scp (jdit_synth's output)")
     return p
 
@@ -27,7 +29,7 @@ def get_parser():
 def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
     try:
-        score_decode_dirs(args.ref, args.decode_dirs, args.sample_rate, args.f0_method)
+        score_decode_dirs(args.ref, args.decode_dirs, args.sample_rate, args.f0_method, args.skip_up_to_date)
     except (DataDirError, OSError) as e:
         raise ValueError(str(e)) from None
     return 0

@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from local_models.common.datadir import DataDirError
-from local_models.common.mcd import score_sources, summary_lines, write_reports
+from local_models.common.mcd import add_f0_method_arg, score_sources, summary_lines, write_reports
 
 
 def get_parser():
@@ -29,8 +29,7 @@ def get_parser():
                    help="score c0 too (default: no for --dtw, yes for --no-dtw)")
     p.add_argument("--alpha", type=float, default=None, help="all-pass constant (default pysptk mcepalpha(sr))")
     p.add_argument("--shift-ms", type=float, default=5.0, help="frame shift in ms (default 5)")
-    p.add_argument("--f0-method", choices=("harvest", "dio"), default="harvest",
-                   help="WORLD F0 estimator (dio is much faster, less robust)")
+    add_f0_method_arg(p)
     p.add_argument("--f0-floor", type=float, default=40.0)
     p.add_argument("--f0-ceil", type=float, default=800.0)
     p.add_argument("--sample-rate", type=int, default=None,

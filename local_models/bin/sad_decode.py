@@ -2,13 +2,13 @@
 import argparse
 import sys
 
-import torch
-
 from local_models.common.audio import AudioError
 from local_models.common.datadir import DataDirError
 from local_models.common.device import add_ngpu_option, device_of
 from local_models.sad.inference import decode_data_dir, make_detector
 from local_models.sad.systems import DETECTORS, NEURAL_SYSTEMS
+
+NEEDS_TORCH = ("silero_vad",)  # the only detector whose CPU scoring runs in torch
 
 
 def get_parser():
@@ -32,25 +32,38 @@ def get_parser():
     return p
 
 
+def cpu_or_gpu(system: str, ngpu: int) -> str:
+    """The device SYSTEM decodes on, pinned to one thread: "cpu" (numpy; torch is imported only by a system that
+    needs it, silero-vad) unless a neural system is given --ngpu >= 1. A GPU asked for and absent is a ValueError
+    for every system (the recipe passes one --ngpu to all)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)  # numpy's BLAS (the nets' CPU forward)
+    if ngpu == 0 and system not in NEEDS_TORCH:
+        return "cpu"
+    import torch
+
+    torch.set_num_threads(1)
+    device = device_of(ngpu)  # ValueError: --ngpu < 0, or CUDA asked for and absent
+    return str(device) if system in NEURAL_SYSTEMS else "cpu"  # numpy / webrtcvad / silero on the CPU
+
+
 def main(argv=None):
     parser = get_parser()
     args = parser.parse_args(argv)
     if len(args.dirs) % 2:
         parser.error(f"DATA_DIR OUT_DIR come in pairs; got {len(args.dirs)} paths")
-    torch.set_num_threads(1)
     try:
-        device = device_of(args.ngpu)
+        device = cpu_or_gpu(args.system, args.ngpu)
     except ValueError as e:
         print(f"sad_decode: {e}", file=sys.stderr)
         return 2
-    if args.system not in NEURAL_SYSTEMS:
-        device = torch.device("cpu")  # numpy / webrtcvad / silero on the CPU
     try:
         detector = make_detector(args.system, device, args.model_dir, args.model_file)
     except TypeError:
         print(f"sad_decode: --model-dir applies to the neural systems only, not '{args.system}'", file=sys.stderr)
         return 2
-    where = "1 thread" if device.type == "cpu" else str(device)
+    where = "1 thread" if device == "cpu" else device
     for data_dir, out_dir in zip(args.dirs[::2], args.dirs[1::2]):
         try:
             audio_s, proc_s = decode_data_dir(detector, args.system, data_dir, out_dir, args.sample_rate, device)

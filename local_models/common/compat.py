@@ -42,76 +42,59 @@ def _disable_nltk_downloads() -> None:
     nltk.download = lambda *args, **kwargs: False
 
 
-def _load_g2p_en(placeholder: types.ModuleType, name: str):
-    """The placeholder's first unknown attribute: import the real g2p_en (nltk.download off) and become it.
-    Dunder probes (inspect, pickle, copy look for __wrapped__, __reduce__ ...) do not load it; __path__ does (a
-    submodule import, which must also run with nltk.download off)."""
-    if name.startswith("__") and name.endswith("__") and name != "__path__":
-        raise AttributeError(name)
-    del sys.modules["g2p_en"]
-    _disable_nltk_downloads()
-    try:
-        real = importlib.import_module("g2p_en")
-    except BaseException:
-        sys.modules["g2p_en"] = placeholder  # as before: a later use tries again
-        raise
-    del placeholder.__dict__["__getattr__"]  # loaded: the placeholder is a plain copy from now on
-    placeholder.__dict__.update(real.__dict__)
-    return getattr(real, name)
-
-
 def no_nltk_downloads() -> None:
     """Make `import g2p_en` cheap and download-free. Call it before importing espnet2.tasks.* or
-    espnet2.train.collate_fn (every task module here does, first thing). `import g2p_en` then binds a placeholder
-    module; its first attribute use imports the real g2p_en with nltk.download a no-op, so using it offline fails
-    with nltk's own "resource not found" error. (importlib's LazyLoader would not do: the import statement itself
-    reads the module's __spec__, which loads it.)"""
+    espnet2.train.collate_fn (every task module here does, first thing, through lean_espnet_imports). `import g2p_en`
+    then binds a placeholder module (defer_module); its first attribute use, or a submodule import, imports the real
+    g2p_en with nltk.download a no-op, so using it offline fails with nltk's own "resource not found" error.
+    (importlib's LazyLoader would not do: the import statement itself reads the module's __spec__, which loads it.)"""
     if "g2p_en" in sys.modules:  # already imported (by us or for real): make sure a loaded nltk cannot download
         if "nltk" in sys.modules:
             _disable_nltk_downloads()
         return
-    spec = importlib.util.find_spec("g2p_en")
-    if spec is None:
-        return
-    placeholder = types.ModuleType("g2p_en", "g2p_en, imported on first use (local_models.common.compat)")
-    placeholder.__spec__ = spec
-    placeholder.__file__ = spec.origin
-    placeholder.__getattr__ = functools.partial(_load_g2p_en, placeholder)  # PEP 562: only for unknown names
-    sys.modules["g2p_en"] = placeholder
+    defer_module("g2p_en", before_load=_disable_nltk_downloads, submodules=True)
 
 
-
-def _load_deferred(placeholder: types.ModuleType) -> types.ModuleType:
-    """The real module behind PLACEHOLDER, imported now (once); a failed import leaves the placeholder in place."""
+def _load_deferred(placeholder: types.ModuleType, before_load) -> types.ModuleType:
+    """The real module behind PLACEHOLDER, imported now (BEFORE_LOAD first); the placeholder becomes a plain copy of
+    it (a miss is then an AttributeError, not a second import). A failed import leaves the placeholder in place."""
     name = placeholder.__name__
     if sys.modules.get(name) is placeholder:
         del sys.modules[name]
     try:
-        return importlib.import_module(name)
+        if before_load is not None:
+            before_load()
+        real = importlib.import_module(name)
     except BaseException:
         sys.modules.setdefault(name, placeholder)
         raise
+    if "__getattr__" in placeholder.__dict__:
+        del placeholder.__dict__["__getattr__"]
+        placeholder.__dict__.update(real.__dict__)
+    return real
 
 
-def _deferred_attribute(placeholder: types.ModuleType, attr: str):
-    if attr.startswith("__"):  # dunder probes (from-import's __path__, inspect, pickle) do not load it
+def _deferred_attribute(placeholder: types.ModuleType, before_load, submodules: bool, attr: str):
+    # dunder probes (inspect, pickle, hasattr(__wrapped__), a from-import's __path__) do not load it, but for
+    # SUBMODULES a __path__ does: `import NAME.sub` needs the real package
+    if attr.startswith("__") and attr.endswith("__") and not (submodules and attr == "__path__"):
         raise AttributeError(attr)
-    return getattr(_load_deferred(placeholder), attr)
+    return getattr(_load_deferred(placeholder, before_load), attr)
 
 
-def _deferred_function(placeholder: types.ModuleType, attr: str):
-    @functools.wraps(lambda *a, **k: None)
+def _deferred_function(placeholder: types.ModuleType, before_load, attr: str):
     def call(*args, **kwargs):
-        return getattr(_load_deferred(placeholder), attr)(*args, **kwargs)
+        return getattr(_load_deferred(placeholder, before_load), attr)(*args, **kwargs)
 
     call.__name__ = call.__qualname__ = attr
     return call
 
 
-def defer_module(name: str, functions=()) -> None:
-    """Bind module NAME to a placeholder whose FUNCTIONS (what other modules `from NAME import` at their import
-    time) import the real module on their first call; any other attribute imports it at once. Nothing happens when
-    NAME is imported already or cannot be found."""
+def defer_module(name: str, functions=(), before_load=None, submodules: bool = False) -> None:
+    """Bind module NAME to a placeholder that imports the real module on first use: the first call of one of its
+    FUNCTIONS (what other modules `from NAME import` at their import time), the first read of any other attribute,
+    and with SUBMODULES true the first submodule import. BEFORE_LOAD() runs just before that import. Nothing happens
+    when NAME is imported already or cannot be found."""
     if name in sys.modules:
         return
     spec = importlib.util.find_spec(name)
@@ -119,9 +102,10 @@ def defer_module(name: str, functions=()) -> None:
         return
     placeholder = types.ModuleType(name, f"{name}, imported on first use (local_models.common.compat)")
     placeholder.__spec__, placeholder.__file__ = spec, spec.origin
-    placeholder.__getattr__ = functools.partial(_deferred_attribute, placeholder)  # PEP 562: unknown names only
+    # PEP 562: __getattr__ answers unknown names only
+    placeholder.__getattr__ = functools.partial(_deferred_attribute, placeholder, before_load, submodules)
     for attr in functions:
-        setattr(placeholder, attr, _deferred_function(placeholder, attr))
+        setattr(placeholder, attr, _deferred_function(placeholder, before_load, attr))
     sys.modules[name] = placeholder
     parent, _, child = name.rpartition(".")
     if parent:  # `import a.b.c` then `a.b.c.x` reads the parent's attribute

@@ -208,12 +208,37 @@ def score_decode_dir(refs: _RefAnalysis, ref_src: str, hyp_src: str) -> dict:
             "length_ratio_utt_mean": float(np.mean([r["length_ratio"] for r in one])), "per_utt": per_utt}
 
 
-def score_decode_dirs(ref: str, decode_dirs, sample_rate: Optional[int] = None, f0_method: str = "harvest") -> None:
+def mcd_json_is_current(d: str, sample_rate: Optional[int], f0_method: str) -> bool:
+    """D/mcd.json is newer than D/wav.scp and was analysed at SAMPLE_RATE with F0_METHOD (a re-run with another
+    analysis scores again)."""
+    js, scp = Path(d) / "mcd.json", Path(d) / "wav.scp"
+    if not js.is_file() or js.stat().st_mtime <= scp.stat().st_mtime:
+        return False
+    import json
+
+    try:
+        settings = json.loads(js.read_text()).get("settings", {})
+    except ValueError:  # half-written or hand-edited: score again
+        return False
+    return settings.get("f0_method") == f0_method and (sample_rate is None or settings.get("sample_rates") == [sample_rate])
+
+
+def score_decode_dirs(ref: str, decode_dirs, sample_rate: Optional[int] = None, f0_method: str = "harvest",
+                      skip_current: bool = False) -> None:
     """`mcd_score --ref REF --hyp D/wav.scp --sample-rate SR --f0-method F0_METHOD --json D/mcd.json --per-utt
     D/mcd_per_utt.tsv` for every decode dir D in one process, the reference analysed once (score_decode_dir), with
-    the 1:1 MCD and the length ratio added to D/mcd.json."""
+    the 1:1 MCD and the length ratio added to D/mcd.json. SKIP_CURRENT: leave the dirs whose mcd.json is current
+    (mcd_json_is_current); the reference is not analysed when all are."""
     from local_models.common.mcd import read_source, summary_lines, write_reports
 
+    if skip_current:
+        current = [d for d in decode_dirs if mcd_json_is_current(d, sample_rate, f0_method)]
+        for d in current:
+            rate = f"{sample_rate} Hz" if sample_rate else "the files' rate"
+            print(f"{d}/mcd.json is up to date ({f0_method} F0 at {rate})")
+        decode_dirs = [d for d in decode_dirs if d not in current]
+        if not decode_dirs:
+            return
     refs = _RefAnalysis(read_source(ref), sample_rate, f0_method)
     for d in decode_dirs:
         out = score_decode_dir(refs, ref, f"{d}/wav.scp")

@@ -334,8 +334,9 @@ check_dev() {
         --what "$1 (--dev-set, where JDI-T's settings are chosen)" || exit 1
 }
 
-# score_set SET: stage 6's MCD / log-F0 RMSE of every decode dir of one data dir with audio (skips up-to-date ones;
-# the others in one process: mcd_score's analysis and outputs, its imports paid once)
+# score_set SET: stage 6's MCD / log-F0 RMSE of every decode dir of one data dir with audio, in one process
+# (mcd_score's analysis and outputs, its imports paid once; a dir whose mcd.json has this analysis and is newer
+# than its wav.scp is left as it is)
 score_set() {
     local x=$1 d s alt todo=()
     [ -f "data/${x}/wav.scp" ] || return 0
@@ -344,15 +345,11 @@ score_set() {
             $(for s in ${systems}; do echo "exp/tts_${s}/decode_${x}"; done); do
         [ "${d}" != "exp/gt_mel_${alt}/decode_${x}" ] || [ -d "${d}" ] || continue
         require "${d}/wav.scp" "stage 5 (synthesis)"
-        if [ "${d}/mcd.json" -nt "${d}/wav.scp" ]; then
-            log "Stage 6: ${d}/mcd.json is up to date"
-            continue
-        fi
-        log "Stage 6: MCD / log-F0 RMSE of ${d} against data/${x} at ${mcd_sample_rate} Hz"
         todo+=("${d}")
     done
-    [ "${#todo[@]}" -eq 0 ] || python -m local_models.bin.jdit_mcd --ref "data/${x}/wav.scp" \
-        --sample-rate "${mcd_sample_rate}" --f0-method "${mcd_f0_method}" "${todo[@]}"
+    log "Stage 6: MCD / log-F0 RMSE (${mcd_f0_method} F0) of ${todo[*]} against data/${x} at ${mcd_sample_rate} Hz"
+    python -m local_models.bin.jdit_mcd --ref "data/${x}/wav.scp" --sample-rate "${mcd_sample_rate}" \
+        --f0-method "${mcd_f0_method}" --skip-up-to-date "${todo[@]}"
 }
 
 # run_stages: run the enabled stages (after the recipe's parse_options.sh)

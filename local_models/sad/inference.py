@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
@@ -53,9 +54,9 @@ def make_detector(system: str, device: "torch.device", model_dir: str = "", mode
 
 def decode_data_dir(detector: Detector, system: str, data_dir, out_dir, sample_rate: int, device: "torch.device"):
     """Frame scores of every recording of DATA_DIR -> OUT_DIR/scores.{ark,scp}, OUT_DIR/reco2dur, OUT_DIR/rtf.json.
-    Returns (audio seconds, processing seconds). Raises DataDirError / AudioError / ValueError / OSError."""
-    import torch
-
+    Returns (audio seconds, processing seconds). Raises DataDirError / AudioError / ValueError / OSError.
+    rtf.json's "threads": torch's thread count when a detector runs in torch, else 1 (sad_decode pins numpy's BLAS
+    to one thread)."""
     out = Path(out_dir)
     audio_s = proc_s = 0.0
     durations = {}
@@ -78,8 +79,14 @@ def decode_data_dir(detector: Detector, system: str, data_dir, out_dir, sample_r
     write_table(out / "reco2dur", durations)
     with atomic_open(out / "rtf.json") as f:
         json.dump({"system": system, "audio_s": audio_s, "proc_s": proc_s, "rtf": proc_s / audio_s,
-                   "threads": torch.get_num_threads(), "device": str(device), **load}, f, indent=1)
+                   "threads": torch_threads(), "device": str(device), **load}, f, indent=1)
     return audio_s, proc_s
+
+
+def torch_threads() -> int:
+    """torch's intra-op threads if a detector imported torch (silero-vad, a net on a GPU), else 1 (numpy)."""
+    torch = sys.modules.get("torch")
+    return torch.get_num_threads() if torch is not None else 1
 
 
 # ----------------------------------------------------------------------------- a user's audio
