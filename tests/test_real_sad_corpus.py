@@ -104,3 +104,15 @@ def test_an_empty_or_silent_clip_has_no_speech(mrc, tmp_path):
     soundfile.write(tmp_path / "empty.wav", np.zeros(0), mrc.SR)
     assert mrc.read_clip(tmp_path / "empty.wav").size == 0  # the packages hold a few (fillets nl)
     assert mrc.speech_regions(np.zeros(0)) == [] and mrc.speech_regions(np.zeros(mrc.SR)) == []
+
+
+def test_spoken_stamp_sounds_are_not_noise(mrc, tmp_path):
+    """Tux Paint's letter and number stamps say their letter / number aloud: never in the non-speech pool (they
+    were, as 161 of the 263 train 'effects'); the animals' sounds are, the read descriptions are not."""
+    stamps = tmp_path / mrc.STAMPS
+    for rel in ("symbols/math/7_nl.ogg", "symbols/alphabets/lowercase/a_filled.ogg", "animals/birds/crow.ogg",
+                "animals/birds/crow_desc_es.ogg", "household/kettle.ogg", "symbols/faces/happy.ogg"):
+        (stamps / rel).parent.mkdir(parents=True, exist_ok=True)
+        (stamps / rel).write_bytes(b"")
+    got = sorted(p.relative_to(stamps).as_posix() for p in mrc.tuxpaint_effects(tmp_path))
+    assert got == ["animals/birds/crow.ogg", "household/kettle.ogg", "symbols/faces/happy.ogg"]

@@ -7,7 +7,7 @@ Each split is its own make: no speaker, language, music or effect of one split i
 
 | split | speech (readers / actors)                                   | music                  | effects / noise        |
 |-------|-------------------------------------------------------------|------------------------|------------------------|
-| train | Fish Fillets NG cs (2 actors + extras); Tux Paint es fr ca ro | sonic-pi loops, half A | sonic-pi hits, Tux Paint effects, half A |
+| train | Fish Fillets NG cs (2 actors + extras); Tux Paint es fr ca ro | sonic-pi loops, half A | sonic-pi hits, Tux Paint effects (not the spoken letters and numbers), half A |
 | dev   | Fish Fillets NG nl (2 actors); Tux Paint ru bg               | the same, half B       | the same, half B       |
 | eval  | Warzone 2100 voice lines (en); Tux Paint el be               | Hedgewars' music       | Hedgewars' and Warzone 2100's effects |
 
@@ -55,6 +55,7 @@ WARZONE_WZ = "usr/share/games/warzone2100/base.wz"
 HEDGEWARS_DIR = "usr/share/games/hedgewars/Data"
 # sonic-pi's sample families: tonal loops and pads are music, single hits and scratches are effects
 SONIC_PI_MUSIC = ("ambi", "bass", "guit", "loop", "mehackit", "tabla")
+SPOKEN_STAMPS = ("symbols/alphabets", "symbols/math")  # Tux Paint stamp folders whose sounds are spoken words
 SPEECH_SOURCES = {"train": (("fillets", "cs"), ("tuxpaint", "es"), ("tuxpaint", "fr"), ("tuxpaint", "ca"),
                             ("tuxpaint", "ro")),
                   "dev": (("fillets", "nl"), ("tuxpaint", "ru"), ("tuxpaint", "bg")),
@@ -98,6 +99,15 @@ def speech_clips(split: str, roots: Dict[str, Path]) -> List[SpeechClip]:
     return out
 
 
+def tuxpaint_effects(root: Path) -> List[Path]:
+    """Tux Paint's stamp sounds that are not speech: not the read descriptions (`*_desc*`), and nothing under
+    SPOKEN_STAMPS (the letter and number stamps say their letter or number aloud, most in one language each:
+    `math-7_nl.ogg`; labelled non-speech they taught the nets, and scored, spoken words as noise)."""
+    stamps = root / STAMPS
+    return [p for p in sorted(stamps.rglob("*.ogg")) if "_desc" not in p.name
+            and not any(p.relative_to(stamps).as_posix().startswith(d + "/") for d in SPOKEN_STAMPS)]
+
+
 def nonspeech_files(split: str, roots: Dict[str, Path]) -> Dict[str, List[Path]]:
     """{'music': [...], 'noise': [...]}: SPLIT's non-speech sources (files, or zip members as '<zip>::<member>')."""
     kinds: Dict[str, List[Path]] = {"music": [], "noise": []}
@@ -106,9 +116,7 @@ def nonspeech_files(split: str, roots: Dict[str, Path]) -> Dict[str, List[Path]]
         for f in sorted((roots["sonic_pi"] / SONIC_PI_DIR).glob("*.flac")):
             if half(f.name) == want:
                 kinds["music" if f.name.split("_")[0] in SONIC_PI_MUSIC else "noise"].append(f)
-        stamps = roots["tuxpaint"] / STAMPS
-        effects = [p for p in sorted(stamps.rglob("*.ogg")) if "_desc" not in p.name]  # not the read descriptions
-        kinds["noise"] += [p for p in effects if half(p.name) == want]
+        kinds["noise"] += [p for p in tuxpaint_effects(roots["tuxpaint"]) if half(p.name) == want]
     else:
         data = roots["hedgewars"] / HEDGEWARS_DIR
         kinds["music"] = sorted((data / "Music").glob("*.ogg"))
