@@ -199,8 +199,9 @@ def read_state_dict(checkpoint) -> Dict[str, np.ndarray]:
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):  # exp(-x) is inf below x = -88 (float32): 1 / (1 + inf) = 0 is still right
-        return (1 / (1 + np.exp(-x))).astype(np.float32, copy=False)
+    """The logistic function as 0.5 tanh(x / 2) + 0.5: no overflow anywhere (exp(-x) is inf below x = -88 in float32),
+    so no np.errstate per call (the GRU calls it every frame), and exactly 0 / 1 at saturation as torch."""
+    return (0.5 * np.tanh(0.5 * x) + 0.5).astype(np.float32, copy=False)
 
 
 def _batch_norm(x: np.ndarray, w: Dict[str, np.ndarray], prefix: str, axis: int, eps: float = 1e-5) -> np.ndarray:
@@ -211,6 +212,16 @@ def _batch_norm(x: np.ndarray, w: Dict[str, np.ndarray], prefix: str, axis: int,
     if prefix + "weight" in w:
         y = y * w[prefix + "weight"].reshape(shape) + w[prefix + "bias"].reshape(shape)
     return y.astype(np.float32)
+
+
+def _fold_batch_norm(weight: np.ndarray, bias: np.ndarray, w: Dict[str, np.ndarray], prefix: str,
+                     eps: float = 1e-5) -> Tuple[np.ndarray, np.ndarray]:
+    """A convolution followed by an eval-mode BatchNorm (affine, over the output channels) as one convolution:
+    the per-channel scale and shift folded into WEIGHT (C_out, ...) and BIAS (C_out,), once at load."""
+    scale = w[prefix + "weight"] / np.sqrt(w[prefix + "running_var"] + eps)
+    shift = w[prefix + "bias"] - w[prefix + "running_mean"] * scale
+    folded = weight * scale.reshape((-1,) + (1,) * (weight.ndim - 1))
+    return folded.astype(np.float32), (bias * scale + shift).astype(np.float32)
 
 
 def _conv2d3x3(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
@@ -279,7 +290,13 @@ class NumpyNet:
         self.L, self.S = int(self.conf.get("seg_len", 5)), int(self.conf.get("seg_shift", 1))
         self.infer_batch = int(self.conf.get("infer_batch", 20000))  # segments per GRU pass (SegRNNSAD's)
         self.bi = bool(self.conf.get("bidirectional", False)) if self.kind == "seg_rnn" else True
+        # each conv of the front end with its BatchNorm folded in: (weight, bias) per block, two convs each
+        # (nn.Sequential indices: 7 modules per block, conv, BN, ReLU, conv, BN, ReLU, pool)
+        self.front_convs = [[_fold_batch_norm(self.w[f"front.cnn.{c}.weight"], self.w[f"front.cnn.{c}.bias"], self.w,
+                                              f"front.cnn.{c + 1}.") for c in (7 * b, 7 * b + 3)]
+                            for b in range(self.n_blocks)]
         if self.kind == "cnn1d":
+            self.tcn0 = _fold_batch_norm(self.w["tcn.0.weight"], self.w["tcn.0.bias"], self.w, "tcn.1.")
             k = self.w["tcn.0.weight"].shape[2] // 2 + self.w["tcn.3.weight"].shape[2] // 2
             self.field: Optional[Tuple[int, int]] = (self.context + k, 1)
         elif self.kind == "seg_rnn":
@@ -290,10 +307,9 @@ class NumpyNet:
     def _front_chunk(self, feats: np.ndarray) -> np.ndarray:
         w = self.w
         x = _batch_norm(np.log1p(np.maximum(feats, 0)), w, "front.norm.", axis=1)[None]  # (1, T, F)
-        for b in range(self.n_blocks):  # nn.Sequential indices: 7 modules per block
-            for conv, bn in ((7 * b, 7 * b + 1), (7 * b + 3, 7 * b + 4)):
-                x = _conv2d3x3(x, w[f"front.cnn.{conv}.weight"], w[f"front.cnn.{conv}.bias"])
-                x = np.maximum(_batch_norm(x, w, f"front.cnn.{bn}.", axis=0), 0)
+        for block in self.front_convs:
+            for weight, bias in block:  # conv + BatchNorm (folded), ReLU
+                x = np.maximum(_conv2d3x3(x, weight, bias), 0)
             f = x.shape[2] // 4  # MaxPool2d((1, 4)) over frequency: the max of 4 strided views (a reduce over an
             x = np.maximum(np.maximum(x[:, :, 0: 4 * f: 4], x[:, :, 1: 4 * f: 4]),  # axis of 4 is 5x slower)
                            np.maximum(x[:, :, 2: 4 * f: 4], x[:, :, 3: 4 * f: 4]))
@@ -312,8 +328,7 @@ class NumpyNet:
         h = self.front(np.asarray(feats, dtype=np.float32))
         w = self.w
         if self.kind == "cnn1d":
-            z = _conv1d(h, w["tcn.0.weight"], w["tcn.0.bias"])
-            z = np.maximum(_batch_norm(z, w, "tcn.1.", axis=1), 0)
+            z = np.maximum(_conv1d(h, *self.tcn0), 0)  # conv + BatchNorm (folded), ReLU
             return _sigmoid(_conv1d(z, w["tcn.3.weight"], w["tcn.3.bias"]).max(axis=1))
         if self.kind == "rnn":
             out = _gru(h[None], w, bidirectional=True)[0]
