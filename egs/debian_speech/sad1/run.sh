@@ -16,7 +16,7 @@ train_config_suffix=_tiny  # conf/tuning/train_<model>${suffix}.yaml: "" = paper
 seg_grid=""                # the Fig. 7 grid is the FS02 recipe's study
 corpus=real
 recipe_name=debian_speech/sad1  # results.json and the report
-train_min=30        # minutes of streams per split
+train_min=60        # minutes of streams per split (dev, eval: 10)
 dev_min=10
 eval_min=10
 . parse_options.sh
