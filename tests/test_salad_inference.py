@@ -138,6 +138,30 @@ def test_cli_writes_the_wav(archive, tmp_path):
     assert sr == SR and len(wav) > SR // 2 and np.max(np.abs(wav)) > 0.01
 
 
+def test_cli_speaks_long_text_sentence_by_sentence_at_one_level(archive, tmp_path):
+    """A text past --max_chars: each sentence synthesised alone (the same wav as the API's for it, levelled), joined
+    with 0.25 s pauses; --raw_level keeps the model's level; an unreadable sentence is named by its piece."""
+    from local_models.bin.text_to_speech import main
+    from local_models.common.longtext import PAUSE_S, level
+    from local_models.salad.inference import Text2Speech
+
+    sentences = ["Hola, son las 3 de la tarde.", "Mañana lloverá en Valencia.", "Buenos días."]
+    out = tmp_path / "long.wav"
+    assert main(["--model", str(archive), "--text", " ".join(sentences), "-o", str(out), "--max_chars", "30"]) == 0
+    wav, sr = soundfile.read(out, dtype="float32")
+    tts = Text2Speech.from_pretrained(archive)
+    parts = [level(tts(t)["wav"]) for t in sentences]
+    gap = int(PAUSE_S * sr)
+    want = np.concatenate([parts[0], np.zeros(gap), parts[1], np.zeros(gap), parts[2]])
+    assert len(wav) == len(want) and np.max(np.abs(wav - want)) < 1e-3  # 16-bit PCM rounding
+    raw = tmp_path / "raw.wav"
+    assert main(["--model", str(archive), "--text", sentences[0], "-o", str(raw), "--raw_level"]) == 0
+    assert np.max(np.abs(soundfile.read(raw, dtype="float32")[0] - tts(sentences[0])["wav"])) < 1e-3
+    with pytest.raises(ValueError, match=r"piece 2 of 3 .*cannot read"):
+        main(["--model", str(archive), "--text", "Hola, son las 3. Hola 你好 amigo. Adiós.", "-o", str(out),
+              "--max_chars", "20"])
+
+
 @pytest.mark.parametrize("text,message", [
     ("", "empty text"), ("   \n\t ", "empty text"),
     ("Hola 你好, 50% más", r"cannot read 3 character\(s\).*'你', '好', '%'"),

@@ -4,6 +4,11 @@ MUSA-RNN (Spanish, egs/tcstar/tts1) model: front end, acoustic model (durations 
     text-to-speech --model exp/jdit/packed/model.tar.gz --text "안녕하세요, 3월 1일입니다." -o hello.wav
     python -m local_models.bin.text_to_speech --model ARCHIVE --text_file lines.txt -o out_dir/
 
+A text longer than --max_chars is spoken sentence by sentence (cut again at clauses or words when a sentence is
+longer), so memory and speaking rate stay flat in its length; each piece is brought to --level_dbfs (RMS of its
+voiced part, gain at most +30 dB) under a 0.99 peak limit and the pieces are joined with 0.25 s pauses
+(local_models.common.longtext). --raw_level keeps the model's own level (as the Python API returns it).
+
 Prints `<wav>\t<seconds> s` per wav written. A progress line per text goes to stderr (`[3/10] lines.txt:3: 4.2 s
 in 0.51 s, RTF 0.121`, against the seconds of speech made). Without --keep_going every text is spoken before any
 wav is written: a bad line leaves no wav behind. --keep_going: a text that fails is named on stderr and skipped,
@@ -30,6 +35,11 @@ def get_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="output .wav/.flac/.ogg (a directory with --text_file)")
     p.add_argument("--speed", type=positive(float), default=1.0,
                    help="speaking rate: 2 = twice as fast (durations / speed)")
+    p.add_argument("--max_chars", type=positive(int), default=300,
+                   help="a longer text is spoken in pieces of at most this many characters: sentences, then clauses")
+    p.add_argument("--level_dbfs", type=float, default=-20.0,
+                   help="RMS level of each piece's voiced part (default -20 dBFS; at most +30 dB of gain, peak <= 0.99)")
+    p.add_argument("--raw_level", action="store_true", help="keep the model's level: no levelling, no limiter")
     p.add_argument("--paper", choices=sorted(PAPERS),
                    help="which model an exp dir holds (an archive's model card says it; needed for exp dirs only)")
     add_keep_going_arg(p)
@@ -61,6 +71,25 @@ def texts_of(args):
     return [(f"{args.text_file}:{n}", line, Path(args.output) / f"{n:04d}.wav") for n, line in enumerate(lines, 1)]
 
 
+def speak(tts, text: str, args) -> dict:
+    """{"wav", "sample_rate", "pieces"}: TEXT spoken piece by piece (longtext.split_sentences), each levelled unless
+    --raw_level, joined with pauses. An error in one piece of several names the piece."""
+    from local_models.common.longtext import join_pieces, level, split_sentences
+
+    pieces = split_sentences(text, args.max_chars)
+    wavs, sample_rate = [], None
+    for k, piece in enumerate(pieces, 1):
+        try:
+            out = tts(piece, speed=args.speed)
+        except ValueError as e:
+            if len(pieces) == 1:
+                raise
+            raise ValueError(f"piece {k} of {len(pieces)} ({piece[:40]!r}...): {e}") from None
+        sample_rate = out["sample_rate"]
+        wavs.append(out["wav"] if args.raw_level else level(out["wav"], args.level_dbfs))
+    return {"wav": join_pieces(wavs, sample_rate), "sample_rate": sample_rate, "pieces": len(pieces)}
+
+
 def write_result(out: Path, result: dict) -> None:
     write_wav(out, result["wav"], result["sample_rate"])
     print(f"{out}\t{len(result['wav']) / result['sample_rate']:.2f} s", file=results(), flush=True)
@@ -74,7 +103,7 @@ def main(argv=None) -> int:
     loop = InputLoop(list(texts), "text-to-speech", args.keep_going,
                      seconds=lambda _where, result: len(result["wav"]) / result["sample_rate"])
     done = []
-    for where, result in loop.run(lambda where: tts(texts[where][0], speed=args.speed)):
+    for where, result in loop.run(lambda where: speak(tts, texts[where][0], args)):
         if args.keep_going:  # each wav its own file, written whole: no need to hold the others
             write_result(texts[where][1], result)
         else:  # every text first: a bad line leaves no wav behind

@@ -1,0 +1,87 @@
+"""Long text for the TTS commands: cut into sentences (bounded memory and a steady rate: each piece is synthesised on
+its own), each piece brought to one level, joined with short pauses. numpy only.
+
+    pieces = split_sentences(text, max_chars=300)
+    wav = join_pieces([level(tts(p)["wav"]) for p in pieces], sample_rate)
+"""
+from __future__ import annotations
+
+import re
+from typing import List, Sequence
+
+import numpy as np
+
+MAX_CHARS = 300  # a piece longer than this is cut again (at a clause, else at a word boundary)
+TARGET_DBFS = -20.0  # RMS of the voiced part of each piece
+MAX_GAIN_DB = 30.0  # a near-silent synthesis is not blown up into noise
+PEAK = 0.99  # the limiter: no sample above this
+PAUSE_S = 0.25  # silence between two pieces
+_SENTENCE_END = re.compile(r"(?<=[.!?…。！？])\s+")
+_CLAUSE_END = re.compile(r"(?<=[,;:，；：])\s+")
+
+
+def _cut_long(piece: str, max_chars: int) -> List[str]:
+    """PIECE in parts of at most MAX_CHARS: after clause punctuation where it can, else at the last space before the
+    limit, else (one word longer than the limit) as it is."""
+    out: List[str] = []
+    for clause in _CLAUSE_END.split(piece):
+        while len(clause) > max_chars:
+            cut = clause.rfind(" ", 0, max_chars + 1)
+            if cut <= 0:
+                break
+            out.append(clause[:cut].strip())
+            clause = clause[cut:].strip()
+        out.append(clause)
+    # clauses are joined back while they fit: no piece of three words when its neighbour has room
+    merged: List[str] = []
+    for part in out:
+        if merged and len(merged[-1]) + 1 + len(part) <= max_chars:
+            merged[-1] = f"{merged[-1]} {part}"
+        else:
+            merged.append(part)
+    return merged
+
+
+def split_sentences(text: str, max_chars: int = MAX_CHARS) -> List[str]:
+    """TEXT as the pieces a TTS command speaks one at a time: sentences (cut after . ! ? … and their full-width forms
+    when whitespace follows), each longer than MAX_CHARS cut again (_cut_long). A text of at most MAX_CHARS is one
+    piece, unchanged but for its outer whitespace: short texts are spoken exactly as before. Joining the pieces with
+    single spaces gives TEXT back up to whitespace."""
+    if max_chars < 1:
+        raise ValueError(f"max_chars must be >= 1, got {max_chars}")
+    text = text.strip()
+    if len(text) <= max_chars:
+        return [text]
+    pieces: List[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        if sentence.strip():
+            pieces += _cut_long(sentence.strip(), max_chars) if len(sentence) > max_chars else [sentence.strip()]
+    return [p for p in pieces if p]
+
+
+def level(wav: np.ndarray, target_dbfs: float = TARGET_DBFS, max_gain_db: float = MAX_GAIN_DB,
+          peak: float = PEAK) -> np.ndarray:
+    """WAV scaled so that its voiced part (samples within 40 dB of its peak) has an RMS of TARGET_DBFS, the gain at
+    most MAX_GAIN_DB, then limited: scaled down so no sample passes PEAK. Silence stays silence. float32."""
+    x = np.asarray(wav, dtype=np.float32)
+    top = float(np.abs(x).max()) if x.size else 0.0
+    if top == 0.0:
+        return x
+    voiced = x[np.abs(x) >= top * 10 ** (-40 / 20)]
+    rms = float(np.sqrt(np.mean(np.square(voiced, dtype=np.float64))))
+    gain = min(10 ** (target_dbfs / 20) / rms, 10 ** (max_gain_db / 20))
+    gain = min(gain, peak / top)
+    return (x * gain).astype(np.float32)
+
+
+def join_pieces(wavs: Sequence[np.ndarray], sample_rate: int, pause_s: float = PAUSE_S) -> np.ndarray:
+    """The pieces' wavs one after another with PAUSE_S of silence between two (none at the ends). float32."""
+    if not wavs:
+        return np.zeros(0, dtype=np.float32)
+    gap = np.zeros(int(round(pause_s * sample_rate)), dtype=np.float32)
+    parts: List[np.ndarray] = []
+    for i, w in enumerate(wavs):
+        if i:
+            parts.append(gap)
+        parts.append(np.asarray(w, dtype=np.float32))
+    return np.concatenate(parts)
