@@ -55,3 +55,24 @@ def test_join_pieces_puts_pauses_between_only():
     joined = join_pieces([a, b], 1000, pause_s=0.01)
     assert joined.tolist() == [1.0] * 100 + [0.0] * 10 + [2.0] * 50
     assert join_pieces([], 1000).size == 0
+
+
+def test_speak_calls_the_model_per_piece_and_names_a_bad_one():
+    said = []
+
+    def tts(piece, speed=1.0):
+        if "你" in piece:
+            raise ValueError("cannot read '你'")
+        said.append((piece, speed))
+        return {"wav": np.full(10, 0.01, dtype=np.float32), "sample_rate": 100}
+
+    out = longtext.speak(tts, "Uno dos. Tres cuatro.", speed=1.5, max_chars=12, level_dbfs=None)
+    assert said == [("Uno dos.", 1.5), ("Tres cuatro.", 1.5)] and out["pieces"] == 2
+    want = np.array([0.01] * 10 + [0.0] * 25 + [0.01] * 10, dtype=np.float32)  # the model's level, a 0.25 s pause
+    assert np.array_equal(out["wav"], want)
+    levelled = longtext.speak(tts, "Uno dos.", max_chars=10)["wav"]
+    assert np.allclose(levelled, 0.1)  # -20 dBFS: +20 dB (within the +30 dB cap)
+    with pytest.raises(ValueError, match=r"piece 2 of 3 \('Hola 你\.'\.\.\.\): cannot read"):
+        longtext.speak(tts, "Uno dos. Hola 你. Adiós.", max_chars=12)
+    with pytest.raises(ValueError, match=r"^cannot read"):  # one piece: the model's own message
+        longtext.speak(tts, "Hola 你.")

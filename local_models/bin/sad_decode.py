@@ -33,12 +33,9 @@ def get_parser():
 
 
 def cpu_or_gpu(system: str, ngpu: int) -> str:
-    """The device SYSTEM decodes on, pinned to one thread: "cpu" (numpy; torch is imported only by a system that
-    needs it, silero-vad) unless a neural system is given --ngpu >= 1. A GPU asked for and absent is a ValueError
+    """The device SYSTEM decodes on: "cpu" (numpy; torch is imported only by a system that needs it, silero-vad, and
+    then runs one thread) unless a neural system is given --ngpu >= 1. A GPU asked for and absent is a ValueError
     for every system (the recipe passes one --ngpu to all)."""
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1)  # numpy's BLAS (the nets' CPU forward)
     if ngpu == 0 and system not in NEEDS_TORCH:
         return "cpu"
     import torch
@@ -53,6 +50,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if len(args.dirs) % 2:
         parser.error(f"DATA_DIR OUT_DIR come in pairs; got {len(args.dirs)} paths")
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)  # numpy's BLAS (the nets' CPU forward): the RTFs are one-thread RTFs
     try:
         device = cpu_or_gpu(args.system, args.ngpu)
     except ValueError as e:

@@ -71,25 +71,6 @@ def texts_of(args):
     return [(f"{args.text_file}:{n}", line, Path(args.output) / f"{n:04d}.wav") for n, line in enumerate(lines, 1)]
 
 
-def speak(tts, text: str, args) -> dict:
-    """{"wav", "sample_rate", "pieces"}: TEXT spoken piece by piece (longtext.split_sentences), each levelled unless
-    --raw_level, joined with pauses. An error in one piece of several names the piece."""
-    from local_models.common.longtext import join_pieces, level, split_sentences
-
-    pieces = split_sentences(text, args.max_chars)
-    wavs, sample_rate = [], None
-    for k, piece in enumerate(pieces, 1):
-        try:
-            out = tts(piece, speed=args.speed)
-        except ValueError as e:
-            if len(pieces) == 1:
-                raise
-            raise ValueError(f"piece {k} of {len(pieces)} ({piece[:40]!r}...): {e}") from None
-        sample_rate = out["sample_rate"]
-        wavs.append(out["wav"] if args.raw_level else level(out["wav"], args.level_dbfs))
-    return {"wav": join_pieces(wavs, sample_rate), "sample_rate": sample_rate, "pieces": len(pieces)}
-
-
 def write_result(out: Path, result: dict) -> None:
     write_wav(out, result["wav"], result["sample_rate"])
     print(f"{out}\t{len(result['wav']) / result['sample_rate']:.2f} s", file=results(), flush=True)
@@ -103,7 +84,10 @@ def main(argv=None) -> int:
     loop = InputLoop(list(texts), "text-to-speech", args.keep_going,
                      seconds=lambda _where, result: len(result["wav"]) / result["sample_rate"])
     done = []
-    for where, result in loop.run(lambda where: speak(tts, texts[where][0], args)):
+    from local_models.common.longtext import speak
+
+    level_dbfs = None if args.raw_level else args.level_dbfs
+    for where, result in loop.run(lambda where: speak(tts, texts[where][0], args.speed, args.max_chars, level_dbfs)):
         if args.keep_going:  # each wav its own file, written whole: no need to hold the others
             write_result(texts[where][1], result)
         else:  # every text first: a bad line leaves no wav behind

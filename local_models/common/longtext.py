@@ -1,13 +1,12 @@
 """Long text for the TTS commands: cut into sentences (bounded memory and a steady rate: each piece is synthesised on
 its own), each piece brought to one level, joined with short pauses. numpy only.
 
-    pieces = split_sentences(text, max_chars=300)
-    wav = join_pieces([level(tts(p)["wav"]) for p in pieces], sample_rate)
+    out = speak(tts, text, speed=1.0)   # tts(piece, speed=...) -> {"wav", "sample_rate"}: a Text2Speech
 """
 from __future__ import annotations
 
 import re
-from typing import List, Sequence
+from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 
@@ -85,3 +84,22 @@ def join_pieces(wavs: Sequence[np.ndarray], sample_rate: int, pause_s: float = P
             parts.append(gap)
         parts.append(np.asarray(w, dtype=np.float32))
     return np.concatenate(parts)
+
+
+def speak(tts: Callable[..., dict], text: str, speed: float = 1.0, max_chars: int = MAX_CHARS,
+          level_dbfs: Optional[float] = TARGET_DBFS) -> dict:
+    """{"wav", "sample_rate", "pieces"}: TEXT spoken piece by piece (split_sentences) by TTS (a Text2Speech of either
+    TTS paper), each piece levelled to LEVEL_DBFS (None: the model's own level, no limiter), joined with pauses. An
+    error in one piece of several names the piece."""
+    pieces = split_sentences(text, max_chars)
+    wavs, sample_rate = [], None
+    for k, piece in enumerate(pieces, 1):
+        try:
+            out = tts(piece, speed=speed)
+        except ValueError as e:
+            if len(pieces) == 1:
+                raise
+            raise ValueError(f"piece {k} of {len(pieces)} ({piece[:40]!r}...): {e}") from None
+        sample_rate = out["sample_rate"]
+        wavs.append(out["wav"] if level_dbfs is None else level(out["wav"], level_dbfs))
+    return {"wav": join_pieces(wavs, sample_rate), "sample_rate": sample_rate, "pieces": len(pieces)}

@@ -12,6 +12,7 @@ input token of output frame t:
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Optional
 
@@ -214,8 +215,6 @@ def mcd_json_is_current(d: str, sample_rate: Optional[int], f0_method: str) -> b
     js, scp = Path(d) / "mcd.json", Path(d) / "wav.scp"
     if not js.is_file() or js.stat().st_mtime <= scp.stat().st_mtime:
         return False
-    import json
-
     try:
         settings = json.loads(js.read_text()).get("settings", {})
     except ValueError:  # half-written or hand-edited: score again

@@ -204,22 +204,29 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return (0.5 * np.tanh(0.5 * x) + 0.5).astype(np.float32, copy=False)
 
 
-def _batch_norm(x: np.ndarray, w: Dict[str, np.ndarray], prefix: str, axis: int, eps: float = 1e-5) -> np.ndarray:
-    """Eval-mode BatchNorm over AXIS (running statistics; the affine map when the layer has one)."""
+def _bn_scale_shift(w: Dict[str, np.ndarray], prefix: str, eps: float = 1e-5) -> Tuple[np.ndarray, np.ndarray]:
+    """An eval-mode BatchNorm as y = x * scale + shift per channel (running statistics; its affine map when the
+    layer has one)."""
+    scale = 1 / np.sqrt(w[prefix + "running_var"] + eps)
+    shift = -w[prefix + "running_mean"] * scale
+    if prefix + "weight" in w:
+        scale, shift = scale * w[prefix + "weight"], shift * w[prefix + "weight"] + w[prefix + "bias"]
+    return scale, shift
+
+
+def _batch_norm(x: np.ndarray, w: Dict[str, np.ndarray], prefix: str, axis: int) -> np.ndarray:
+    """Eval-mode BatchNorm over AXIS of X."""
     shape = [1] * x.ndim
     shape[axis] = -1
-    y = (x - w[prefix + "running_mean"].reshape(shape)) / np.sqrt(w[prefix + "running_var"].reshape(shape) + eps)
-    if prefix + "weight" in w:
-        y = y * w[prefix + "weight"].reshape(shape) + w[prefix + "bias"].reshape(shape)
-    return y.astype(np.float32)
+    scale, shift = _bn_scale_shift(w, prefix)
+    return (x * scale.reshape(shape) + shift.reshape(shape)).astype(np.float32)
 
 
-def _fold_batch_norm(weight: np.ndarray, bias: np.ndarray, w: Dict[str, np.ndarray], prefix: str,
-                     eps: float = 1e-5) -> Tuple[np.ndarray, np.ndarray]:
-    """A convolution followed by an eval-mode BatchNorm (affine, over the output channels) as one convolution:
-    the per-channel scale and shift folded into WEIGHT (C_out, ...) and BIAS (C_out,), once at load."""
-    scale = w[prefix + "weight"] / np.sqrt(w[prefix + "running_var"] + eps)
-    shift = w[prefix + "bias"] - w[prefix + "running_mean"] * scale
+def _fold_batch_norm(weight: np.ndarray, bias: np.ndarray, w: Dict[str, np.ndarray],
+                     prefix: str) -> Tuple[np.ndarray, np.ndarray]:
+    """A convolution (WEIGHT (C_out, ...), BIAS (C_out,)) followed by an eval-mode BatchNorm over its output
+    channels, as one convolution: done once at load."""
+    scale, shift = _bn_scale_shift(w, prefix)
     folded = weight * scale.reshape((-1,) + (1,) * (weight.ndim - 1))
     return folded.astype(np.float32), (bias * scale + shift).astype(np.float32)
 
