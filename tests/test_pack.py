@@ -155,16 +155,48 @@ def test_a_recording_that_clips_now_and_then_is_used_with_a_warning(caplog):
 
 
 def test_audio_blocks_equal_one_shot(tmp_path):
-    """Block-by-block reading and resampling joins to what a one-shot read and soxr resampling gives."""
-    import soxr
+    """Block-by-block reading and resampling joins to what a one-shot read and the recipes' resampling (scipy's
+    resample_poly) give; growing blocks too."""
+    from local_models.common.audio import resample
+
     sr = 44100
     x = (0.3 * np.random.default_rng(0).standard_normal(sr * 5)).astype(np.float32)
     soundfile.write(tmp_path / "long.wav", x, sr, subtype="FLOAT")
-    blocks = list(iter_audio_blocks(tmp_path / "long.wav", 16000, block_s=1.3))
-    assert len(blocks) >= 4
-    joined = np.concatenate(blocks)
-    whole = soxr.resample(x, sr, 16000)
-    assert len(joined) == len(whole) and np.max(np.abs(joined - whole)) < 1e-3
+    whole = resample(x, sr, 16000)
+    for kw in ({"block_s": 1.3}, {"block_s": 2.0, "first_s": 0.1}):
+        blocks = list(iter_audio_blocks(tmp_path / "long.wav", 16000, **kw))
+        assert len(blocks) >= 4
+        joined = np.concatenate(blocks)
+        assert len(joined) == len(whole) and np.max(np.abs(joined - whole)) < 1e-5
+    sizes = [len(b) for b in iter_audio_blocks(tmp_path / "long.wav", sr, block_s=2.0, first_s=0.25)]
+    assert sizes == [int(0.25 * sr), int(0.5 * sr), sr, 2 * sr, 5 * sr - int(1.75 * sr) - 2 * sr]
+
+
+@pytest.mark.parametrize("rates", [(16000, 8000), (44100, 8000), (22050, 16000), (8000, 16000), (48000, 8000),
+                                   (11025, 16000), (44100, 24000)])
+def test_polyphase_resampler_equals_resample_poly(rates):
+    """The numpy resampler against scipy.signal.resample_poly (the slow reference the recipes' data use), whole and
+    fed in blocks of random sizes (one sample, and blocks shorter than its filter, included)."""
+    from scipy.signal import resample_poly
+
+    from local_models.common.audio import PolyphaseResampler, polyphase
+
+    a, b = rates
+    rng = np.random.default_rng(a + b)
+    x = (0.3 * rng.standard_normal(a * 2 + 37)).astype(np.float32)
+    g = np.gcd(a, b)
+    want = resample_poly(x, b // g, a // g).astype(np.float32)
+    assert np.max(np.abs(polyphase(x, a, b) - want)) < 2e-6 and len(polyphase(x, a, b)) == len(want)
+    r, parts, i = PolyphaseResampler(a, b), [], 0
+    for size in [1, 3] + list(rng.integers(1, a // 3, 200)):
+        if i + size >= len(x):
+            break
+        parts.append(r.push(x[i: i + size]))
+        i += size
+    parts.append(r.push(x[i:], last=True))
+    got = np.concatenate(parts)
+    assert len(got) == len(want) and np.max(np.abs(got - want)) < 2e-6
+    assert len(polyphase(x[:5], a, b)) == len(resample_poly(x[:5], b // g, a // g))  # shorter than the filter
 
 
 def test_cli_errors_are_one_line(tmp_path, capsys):

@@ -249,18 +249,19 @@ def test_segments_come_out_while_the_file_is_read(packed, monkeypatch):
 
     read = []
 
-    def counting(path, rate, block_s):
-        for block in streaming_blocks(path, rate, block_s):
+    def counting(path, rate, block_s, first_s=None):
+        for block in streaming_blocks(path, rate, block_s, first_s):
             read.append(len(block))
             yield block
 
     streaming_blocks = inference.iter_audio_blocks
     monkeypatch.setattr(inference, "iter_audio_blocks", counting)
-    segs = load(packed, "cnn_hmm").iter_segments(packed["wav"], chunk_s=2.0)  # 12 chunks
+    segs = load(packed, "cnn_hmm").iter_segments(packed["wav"], chunk_s=2.0)  # 24 s: 1 s, then 2 s blocks: 13
     first = next(segs)
     assert first[1] < 4.0 and len(read) <= 4
     rest = list(segs)
-    assert len(read) == 12 and [first] + rest == load(packed, "cnn_hmm")(packed["wav"])
+    assert len(read) == 13 and read[0] == SR and read[1] == 2 * SR
+    assert [first] + rest == load(packed, "cnn_hmm")(packed["wav"])
 
 
 def test_any_rate_and_channels(packed):
@@ -409,6 +410,20 @@ def test_segment_tidier_against_a_hand_example():
     assert SegmentTidier(pad_s=0.5).apply([(0.2, 0.4)], 0.6) == [(0.0, 0.6)]  # clipped to the recording
     with pytest.raises(ValueError, match=">= 0"):
         SegmentTidier(min_speech_s=-1)
+
+
+def test_a_region_that_has_begun_holds_back_the_one_before_it():
+    """A region within min_silence of the next one waits while the next has begun but not ended (the bug the
+    growing first blocks found: a block ended inside the next region, and the tidier let the first out alone)."""
+    from local_models.sad.streaming import SegmentBuilder, SegmentTidier
+
+    d = np.zeros(300, dtype=bool)
+    d[100:150] = d[170:260] = True  # 1.0-1.5 s and 1.7-2.6 s: a 0.2 s gap
+    builder, tidy = SegmentBuilder(0.01), SegmentTidier(min_silence_s=0.4)
+    out = tidy.feed(builder.feed(d[:200])) + tidy.advance(builder.quiet_until)  # 2.0 s read, the second still open
+    assert out == [] and builder.quiet_until == 1.7
+    out += tidy.feed(builder.feed(d[200:])) + tidy.advance(builder.quiet_until) + tidy.close(3.0)
+    assert out == [(1.0, 2.6)] == SegmentTidier(min_silence_s=0.4).apply([(1.0, 1.5), (1.7, 2.6)], 3.0)
 
 
 @pytest.mark.parametrize("system", ["cnn_hmm", "seg_rnn"])

@@ -71,7 +71,8 @@ from local_models.sad.inference import SpeechSegmenter
 seg = SpeechSegmenter.from_pretrained()
 whole = seg(sys.argv[1])
 chunked = list(seg.iter_segments(sys.argv[2], chunk_s=2.0))
-print(json.dumps({"whole": whole, "chunked": chunked, "modules": sorted(sys.modules)}))
+whole16 = seg(sys.argv[2])
+print(json.dumps({"whole": whole, "chunked": chunked, "whole16": whole16, "modules": sorted(sys.modules)}))
 """
 
 CLI = """
@@ -98,11 +99,12 @@ def heavy(modules) -> list:
 def test_shipped_model_loads_and_segments_without_torch_librosa_scipy_stats(tmp_path):
     wave = speechlike(12, 1)
     soundfile.write(tmp_path / "a8k.wav", wave, SR)
-    soundfile.write(tmp_path / "a16k.wav", np.repeat(wave, 2), 2 * SR)  # chunked: resampled by soxr, block by block
+    soundfile.write(tmp_path / "a16k.wav", np.repeat(wave, 2), 2 * SR)  # resampled by numpy's polyphase filter, no scipy
     got = run_fresh(LOAD_AND_SEGMENT, tmp_path / "a8k.wav", tmp_path / "a16k.wav", tmp_path=tmp_path)
     assert heavy(got["modules"]) == []
     assert got["whole"] and got["chunked"]  # it did segment
     assert all(0 <= a < b <= 12.0 for a, b in got["whole"] + got["chunked"])
+    assert got["whole16"] == got["chunked"]  # whole and chunked resample alike (both the recipes' polyphase filter)
 
 
 def test_speech_segments_command_without_heavy_imports(tmp_path):

@@ -42,6 +42,67 @@ def resample(wave: np.ndarray, orig_sr: int, target_sr: int) -> np.ndarray:
     return resample_poly(wave, target_sr // g, orig_sr // g, axis=0).astype(np.float32)
 
 
+class PolyphaseResampler:
+    """scipy.signal.resample_poly(x, up, down) of a signal fed block by block, in numpy (no scipy.signal to load:
+    1 s): the same Kaiser-windowed (beta 5) FIR of 20 max(up, down) + 1 taps, centred on each output, zeros beyond
+    the ends. `push(block, last)` returns the output samples whose inputs have all come (the rest at LAST); the
+    joined outputs equal resample_poly of the joined input to float32 rounding (tests/test_pack.py), so a file
+    resampled in blocks gives what the recipes' data preparation (common.audio.resample) gives it whole. Output m
+    is the dot product of the taps of its phase (m mod up) with a strided window of the input: one einsum per phase
+    and block, as fast as resample_poly."""
+
+    def __init__(self, orig_sr: int, target_sr: int):
+        g = gcd(int(orig_sr), int(target_sr))
+        up, down = int(target_sr) // g, int(orig_sr) // g
+        rate = max(up, down)
+        half = 10 * rate
+        n = 2 * half + 1
+        h = np.sinc((np.arange(n) - half) / rate) / rate * np.kaiser(n, 5.0)  # firwin(n, 1 / rate, kaiser 5)
+        h *= up / h.sum()
+        width = -(-n // up)  # taps of one phase
+        taps = np.zeros((up, width))
+        for m0 in range(up):
+            t = h[(m0 * down + half) % up:: up]
+            taps[m0, : len(t)] = t
+        self.up, self.down, self.half, self.width = up, down, half, width
+        self.taps = np.ascontiguousarray(taps[:, ::-1], dtype=np.float32)  # reversed: a window dot the taps
+        self.buf = np.zeros(width - 1, dtype=np.float32)  # the input, zero-padded in front, from window self.base
+        self.base = self.n_in = self.m = 0
+
+    def _window(self, m: int) -> int:
+        """Where output M's window starts in the front-padded input: input sample floor((m down + half) / up) is
+        the window's last."""
+        return (m * self.down + self.half) // self.up
+
+    def push(self, block: np.ndarray, last: bool = False) -> np.ndarray:
+        up, down = self.up, self.down
+        self.n_in += len(block)
+        tail = [np.zeros(self.half // up + 2, dtype=np.float32)] if last else []
+        self.buf = np.concatenate([self.buf, np.asarray(block, dtype=np.float32)] + tail)
+        if last:
+            end = -(-self.n_in * up // down)  # resample_poly's output length
+        else:  # outputs whose window's last input sample has come
+            end = max(self.m, -(-(self.n_in * up - self.half) // down))
+        out = np.empty(end - self.m, dtype=np.float32)
+        if not len(out):  # not one window complete yet
+            return out
+        windows = np.lib.stride_tricks.sliding_window_view(self.buf, self.width)
+        for k in range(min(up, end - self.m)):
+            m = self.m + k  # outputs m, m + up, ...: one phase, windows down samples apart
+            a = self._window(m) - self.base
+            out[k::up] = np.einsum("ij,j->i", windows[a: a + (end - 1 - m) // up * down + 1: down], self.taps[m % up])
+        nxt = self._window(end)
+        self.buf, self.base, self.m = self.buf[nxt - self.base:], nxt, end
+        return out
+
+
+def polyphase(wave: np.ndarray, orig_sr: int, target_sr: int) -> np.ndarray:
+    """resample(WAVE (samples,), ...) without scipy.signal (inference: a model loads in well under a second)."""
+    if orig_sr == target_sr:
+        return np.asarray(wave, dtype=np.float32)
+    return PolyphaseResampler(orig_sr, target_sr).push(wave, last=True)
+
+
 def load_audio(entry: str, sample_rate: Optional[int] = None, mono: bool = True) -> Tuple[np.ndarray, int]:
     """Read a wav.scp value as float32 in [-1, 1]; resample to `sample_rate` if given."""
     if ".ark:" in entry and not entry.endswith("|"):
@@ -150,35 +211,39 @@ def read_audio(src: AudioInput, sample_rate: Optional[int] = None, **checks) -> 
     return (resample(wave, int(sr), sample_rate), sample_rate) if sample_rate else (wave, int(sr))
 
 
-def iter_audio_blocks(path: Union[str, Path], sample_rate: int, block_s: float = 60.0) -> Iterator[np.ndarray]:
+def iter_audio_blocks(path: Union[str, Path], sample_rate: int, block_s: float = 60.0,
+                      first_s: Optional[float] = None) -> Iterator[np.ndarray]:
     """A long file as consecutive mono float32 blocks at SAMPLE_RATE, read and resampled block by block (bounded
-    memory: one block at a time; soxr's streaming resampler keeps the filter state across blocks, so the joined
-    blocks equal a one-shot resampling up to its filter edges). Raises AudioError naming the file."""
-    import soxr
-
+    memory: one block at a time; PolyphaseResampler keeps its filter's input across blocks, so the joined blocks
+    equal `resample` of the whole file, as the recipes prepare their data). FIRST_S: the first block's length, each next one
+    twice the last up to BLOCK_S (a streaming decoder answers early without paying for small blocks all along).
+    Raises AudioError naming the file."""
     if not Path(path).is_file():
         raise AudioError(f"{path}: no such audio file")
     try:
-        info = soundfile.info(str(path))
+        f = soundfile.SoundFile(str(path))
     except (RuntimeError, soundfile.LibsndfileError) as e:
         raise AudioError(f"{path}: cannot read audio ({e})") from None
-    stream = soxr.ResampleStream(info.samplerate, sample_rate, 1, dtype="float32") \
-        if info.samplerate != sample_rate else None
-    frames = max(1, int(block_s * info.samplerate))
-    blocks = soundfile.blocks(str(path), blocksize=frames, dtype="float32", always_2d=True)
-    n = 0
-    try:
-        for i, block in enumerate(blocks):
-            mono = block.mean(axis=1)
-            n += len(mono)
-            if not np.all(np.isfinite(mono)):
-                raise AudioError(f"{path}: NaN or infinite samples in block {i} (from {i * block_s:.0f} s)")
-            last = n >= info.frames
-            out = stream.resample_chunk(mono, last=last) if stream is not None else mono
-            if len(out):
-                yield out.astype(np.float32, copy=False)
-    except (RuntimeError, soundfile.LibsndfileError) as e:
-        raise AudioError(f"{path}: cannot read audio ({e})") from None
+    with f:
+        stream = PolyphaseResampler(f.samplerate, sample_rate) if f.samplerate != sample_rate else None
+        full = max(1, int(block_s * f.samplerate))
+        size = min(full, max(1, int(first_s * f.samplerate))) if first_s else full
+        n = 0
+        try:
+            while n < f.frames:
+                block = f.read(min(size, f.frames - n), dtype="float32", always_2d=True)
+                if len(block) == 0:
+                    break
+                mono = block.mean(axis=1)
+                if not np.all(np.isfinite(mono)):
+                    raise AudioError(f"{path}: NaN or infinite samples from {n / f.samplerate:.0f} s")
+                n += len(mono)
+                out = stream.push(mono, last=n >= f.frames) if stream is not None else mono
+                if len(out):
+                    yield out.astype(np.float32, copy=False)
+                size = min(full, 2 * size)
+        except (RuntimeError, soundfile.LibsndfileError) as e:
+            raise AudioError(f"{path}: cannot read audio ({e})") from None
     if n == 0:
         raise AudioError(f"{path}: no samples (zero-length audio)")
 

@@ -542,8 +542,8 @@ class Speech2Text:
     def feature_blocks(self, audio, sample_rate=None) -> Iterator[torch.Tensor]:
         """`features` of AUDIO in blocks: one block for an input up to LONG_S (60 s), so that it decodes exactly as
         the recipe's stage 2 + 6 would; a longer one in BLOCK_S (10 s) blocks, a file read block by block
-        (`common.audio.iter_audio_blocks`: soxr's streaming resampler where the rate is not the model's, where a
-        short input gets scipy's polyphase one), so that memory stays flat in the input's length."""
+        (`common.audio.iter_audio_blocks`: the recipes' polyphase resampling, block by block, where the rate is not
+        the model's), so that memory stays flat in the input's length."""
         waves = self._long_input_blocks(audio, sample_rate)
         if waves is None:
             yield self.features(audio, sample_rate)

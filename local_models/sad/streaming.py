@@ -7,8 +7,8 @@ Three stages run chunk by chunk, each keeping only the state it needs:
    (2 frames per block), the 1-D CNN's temporal convolutions and the segment RNN's segments (L frames on the
    recording's grid of shift S) see finitely far: with that much context the kept scores are the whole-recording
    ones (up to the float rounding of batched kernels). The BiGRU (rnn) and the statistical SAD (noise tracking,
-   GMMs fitted per recording, Viterbi) see the whole recording: they get `context_s` seconds on each side and come
-   close, not equal (tests/test_sad_inference.py measures how close).
+   GMMs fitted per recording, Viterbi) see the whole recording: they get `context_s` seconds on each side (RNN_CONTEXT_S,
+   STAT_CONTEXT_S) and come close, not equal (tests/test_sad_inference.py measures how close).
 2. the decision: a threshold; the median filter (its half window kept from the last chunk, the newest half
    window waiting for the next one); the HMM Viterbi (`StreamingViterbi`: a frame is decided once the best paths
    into every state at the newest frame agree on it, the traceback coalescence of an online Viterbi; the lag is
@@ -22,7 +22,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .detectors import SHIFT, n_frames
-from .neural import NeuralDetector, hmm_emissions, median_smooth, receptive_field
+from .neural import NeuralDetector, NumpyNet, hmm_emissions, median_smooth, receptive_field, stft_magnitude
 from .statistical import two_class_hmm, viterbi_forward
 
 SAMPLE_RATE = 8000  # every packed system is an 8 kHz system
@@ -159,11 +159,15 @@ class HMMDecider:
 class ScoreWindows:
     """Frame scores of a recording fed as consecutive sample blocks (8 kHz), from SCORE_FN(wave) -> one score per
     10 ms frame of WAVE, run on windows with LEFT / RIGHT frames of context; windows start on multiples of ALIGN
-    frames (the segment RNN's shift). `push(samples, final)` returns the scores of the frames now kept, in order."""
+    frames (the segment RNN's shift). `push(samples, final)` returns the scores of the frames now kept, in order.
+    HOP = 1: the input is already one row per frame (the BiGRU's windows over its front end's output, of ITEM_SHAPE)
+    and SCORE_FN may return rows too."""
 
-    def __init__(self, score_fn: Callable[[np.ndarray], np.ndarray], left: int, right: int, align: int = 1):
+    def __init__(self, score_fn: Callable[[np.ndarray], np.ndarray], left: int, right: int, align: int = 1,
+                 hop: int = HOP, item_shape: Tuple[int, ...] = ()):
         self.score_fn, self.left, self.right, self.align = score_fn, int(left), int(right), max(1, int(align))
-        self.buf = np.zeros(0, dtype=np.float32)
+        self.hop = int(hop)
+        self.buf = np.zeros((0,) + tuple(item_shape), dtype=np.float32)
         self.buf_frame = 0  # frame (sample buf_frame * HOP) where buf starts
         self.samples = 0  # seen so far
         self.done = 0  # frames returned so far
@@ -174,22 +178,35 @@ class ScoreWindows:
     def push(self, samples: np.ndarray, final: bool = False) -> np.ndarray:
         self.buf = np.concatenate([self.buf, np.asarray(samples, dtype=np.float32)])
         self.samples += len(samples)
-        if final:
-            end = keep = n_frames(self.samples, SAMPLE_RATE)  # the recording's last frame (ceil)
+        hop = self.hop
+        if final:  # the recording's last frame (ceil)
+            end = keep = n_frames(self.samples, SAMPLE_RATE) if hop == HOP else self.samples
         else:
-            end = self.samples // HOP  # whole frames of samples
+            end = self.samples // hop  # whole frames of samples
             keep = end - self.right
         if keep <= self.done or self.samples == 0:
             return np.zeros(0, dtype=np.float32)
         w0 = self._window_start(self.done)
-        a = (w0 - self.buf_frame) * HOP
-        wave = self.buf[a:] if final else self.buf[a: a + (end - w0) * HOP]
+        a = (w0 - self.buf_frame) * hop
+        wave = self.buf[a:] if final else self.buf[a: a + (end - w0) * hop]
         scores = np.asarray(self.score_fn(wave), dtype=np.float32)
         out = scores[self.done - w0: keep - w0]
         self.done = keep
         nxt = self._window_start(keep)
-        self.buf, self.buf_frame = self.buf[(nxt - self.buf_frame) * HOP:], nxt
+        self.buf, self.buf_frame = self.buf[(nxt - self.buf_frame) * hop:], nxt
         return out
+
+
+class Chain:
+    """Two window stages one after the other: FIRST's kept rows are SECOND's input (the BiGRU's front end, then
+    the GRU)."""
+
+    def __init__(self, first: ScoreWindows, second: ScoreWindows):
+        self.first, self.second = first, second
+
+    def push(self, samples: np.ndarray, final: bool = False) -> np.ndarray:
+        rows = self.first.push(samples, final)
+        return self.second.push(rows, final) if len(rows) or final else np.zeros(0, dtype=np.float32)
 
 
 class DecisionStream:
@@ -238,6 +255,12 @@ class SegmentBuilder:
         self.frames += len(d)
         return out
 
+    @property
+    def quiet_until(self) -> float:
+        """Seconds from the start up to which the decided frames hold no region still to come out: the start of the
+        open run, else the frames decided (what SegmentTidier.advance may be given)."""
+        return float((self.open if self.open is not None else self.frames) * self.shift)
+
     def close(self, duration_s: Optional[float] = None) -> List[Tuple[float, float]]:
         """The run still open at the end (its end clipped to DURATION_S: the last frame may reach past it)."""
         if self.open is None:
@@ -252,7 +275,7 @@ class SegmentTidier:
     """What a VAD user sets on the regions (silero-vad's options): gaps shorter than MIN_SILENCE_S are bridged,
     regions then shorter than MIN_SPEECH_S dropped, the rest padded by PAD_S on each side (clipped to the recording;
     regions that the padding makes touch are joined). Streaming: `feed` the regions as they are decided, `advance`
-    to the time read so far, `close` at the end; a region leaves once no later region can join it (at most
+    to SegmentBuilder.quiet_until (a region that has begun but not ended may still join), `close` at the end; a region leaves once no later region can join it (at most
     max(MIN_SILENCE_S, 2 PAD_S) after its end), so the whole-file and streaming results are the same."""
 
     def __init__(self, min_speech_s: float = 0.0, min_silence_s: float = 0.0, pad_s: float = 0.0):
@@ -300,14 +323,23 @@ class SegmentTidier:
 
 
 # ----------------------------------------------------------------------------- per detector
-def window_context(detector, context_s: float = 10.0) -> Tuple[int, int, int]:
+# seconds of context around a window for the detectors that see the whole recording: the BiGRU's frame decisions
+# on the real dev set (2 x 300 s) and a 600 s espeak-ng file were identical to the whole-file ones from 3 s on
+# (99.99 % at 2 s); the statistical SAD fits its noise track and GMMs to what it sees, so it gets more
+RNN_CONTEXT_S, STAT_CONTEXT_S = 4.0, 10.0
+
+
+def window_context(detector, context_s: Optional[float] = None) -> Tuple[int, int, int]:
     """(left, right, align) frames of ScoreWindows for DETECTOR: the receptive field of the 1-D CNN and of the
-    segment RNN (exact); CONTEXT_S seconds for the detectors that see the whole recording (BiGRU, statistical SAD)."""
+    segment RNN (exact); CONTEXT_S seconds (None: RNN_CONTEXT_S for the BiGRU, STAT_CONTEXT_S otherwise) for the
+    detectors that see the whole recording."""
     if isinstance(detector, NeuralDetector):
         field = receptive_field(detector.net)
         if field is not None:
             ctx, align = field
             return FEATURE_MARGIN + ctx, FEATURE_MARGIN + ctx, align
+    if context_s is None:
+        context_s = RNN_CONTEXT_S if isinstance(detector, NeuralDetector) else STAT_CONTEXT_S
     c = int(round(context_s / SHIFT))
     return c, c, 1
 
@@ -322,8 +354,17 @@ def decider_of(detector, threshold: float):
     return ThresholdDecider(threshold)  # Detector.decide: scores > threshold
 
 
-def decision_stream(detector, threshold: float, context_s: float = 10.0) -> DecisionStream:
+def decision_stream(detector, threshold: float, context_s: Optional[float] = None) -> DecisionStream:
     left, right, align = window_context(detector, context_s)
+    net = detector.net if isinstance(detector, NeuralDetector) else None
+    if isinstance(net, NumpyNet) and net.field is None:
+        # the BiGRU in numpy: its front end sees 4 frames, so it runs once per frame on exact windows; only the GRU
+        # runs again over the CONTEXT_S on each side of a window (a third less work with 60 s chunks)
+        margin = FEATURE_MARGIN + net.context
+        front = ScoreWindows(lambda wave: net.front(stft_magnitude(wave)), margin, margin)
+        width = front.score_fn(np.zeros(HOP, dtype=np.float32)).shape[1]
+        windows = Chain(front, ScoreWindows(net.head, left, right, hop=1, item_shape=(width,)))
+        return DecisionStream(windows, decider_of(detector, threshold))
     return DecisionStream(ScoreWindows(lambda wave: detector.scores(wave, SAMPLE_RATE), left, right, align),
                           decider_of(detector, threshold))
 
