@@ -1,6 +1,5 @@
 """Speed a user feels: every inference command's real-time factor, time to first output and peak memory on ONE
-CPU thread, on inputs of 10 s, 1 min and 10 min (speech-to-text also 30 min; texts of 10, 50 and 200 words), from
-packed models.
+CPU thread, on inputs of 10 s, 1 min, 10 min and 30 min (texts of 10, 50 and 200 words), from packed models.
 
 Each measurement runs in a fresh process (OMP/MKL/torch at one thread; peak memory = that process's max RSS,
 model and Python included), after one warm-up call on a short input. Inputs are made here, offline:
@@ -15,7 +14,8 @@ repeating a set of sentences in the model's language to the word count.
                    RTF also as CPU time (time.process_time), which a loaded machine does not inflate
   text-to-speech   sentence by sentence (front end + acoustic model + vocoder); RTF = s / s of audio made;
                    first output = the first sentence's audio
-  speech-to-units  encode; no streaming: first output = the whole call
+  speech-to-units  Speech2Units.stream from a wav file (pieces of 20 s, each an utterance); first output = the first
+                   piece's units
 
 Goals (issue #29): SAD RTF <= 0.005; streaming RNN-T RTF <= 0.2; JDI-T text -> wav RTF <= 0.1 (vocoder
 included); VQ-VAE encode RTF <= 0.01; first output within 200 ms. The table marks each goal met or missed.
@@ -120,12 +120,18 @@ def measure_audio(paper: str, model, seconds: float, voice: str, chunk_s: float 
         return {"rtf": total / seconds, "first_s": first, "seconds": total}
     if paper == "multisoftmax":
         raise ValueError("speech-to-text is measured from a file: measure_stt")
-    model((warm, sr))
-    t0 = time.perf_counter()
-    out = model((audio, sr))
-    total = time.perf_counter() - t0
-    return {"rtf": total / seconds, "first_s": total, "seconds": total, "units": int(len(out["units"])),
-            "bitrate": float(out["bitrate"])}
+    import soundfile
+
+    with tempfile.TemporaryDirectory() as d:  # units: streamed from a file, as a long recording is read
+        path = Path(d) / "in.wav"
+        soundfile.write(path, audio, sr)
+        model((warm, sr))
+        t0, first, units = time.perf_counter(), None, 0
+        for piece in model.stream(str(path)):
+            first = first if first is not None else time.perf_counter() - t0
+            units += len(piece)
+        total = time.perf_counter() - t0
+    return {"rtf": total / seconds, "first_s": first, "seconds": total, "units": units}
 
 
 def measure_stt(model, path: str, seconds: float, voice: str, mode: str) -> dict:
@@ -187,9 +193,12 @@ def child(spec: dict) -> dict:
 
 # ----------------------------------------------------------------------------- driver
 def find_models():
+    """One packed model per paper: the SAD model shipped in the package, else the first system found under
+    egs/*/*/exp (make demo's, or a full recipe's)."""
     from local_models.common.pack import read_card
+    from local_models.sad.inference import SHIPPED
 
-    found = {}
+    found = {"sad": SHIPPED} if SHIPPED.is_file() else {}
     for archive in sorted(ROOT.glob("egs/*/*/exp/*/packed/model.tar.gz")):
         card = read_card(archive)
         if card.get("paper") in COMMAND and card.get("kind", "") != "inverter":
@@ -237,10 +246,15 @@ def table(rows) -> str:
     return "\n".join(lines)
 
 
+def load_text(load: dict) -> str:
+    return f"1-minute load average {load['load_average_at_start']} on {load['cores']} cores"
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", nargs="*", help="packed archives (default: one per paper found under egs/*/*/exp)")
-    p.add_argument("--lengths", nargs="*", type=int, default=[10, 60, 600], help="audio seconds (default: %(default)s)")
+    p.add_argument("--lengths", nargs="*", type=int, default=[10, 60, 600, 1800],
+                   help="audio seconds (default: %(default)s)")
     p.add_argument("--words", nargs="*", type=int, default=[10, 50, 200], help="text words (default: %(default)s)")
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "inference_speed"),
                    help="writes OUT.json and OUT.md (default: %(default)s)")
@@ -262,6 +276,9 @@ def main(argv=None) -> int:
     if not models:
         print("inference_speed: no packed models (run make demo or a recipe's pack stage first)", file=sys.stderr)
         return 1
+    from local_models.common.results import cpu_load
+
+    load0 = cpu_load()  # whether other work shared the CPU: the times are upper bounds when it did
     rows = []
     tmp = tempfile.TemporaryDirectory()
     for model in models:
@@ -284,12 +301,14 @@ def main(argv=None) -> int:
     import platform
 
     env = {"cpu": platform.processor() or platform.machine(), "hardware": hardware(), "threads": 1,
-           "commit": git_commit(ROOT), "date": time.strftime("%Y-%m-%d")}
+           "commit": git_commit(ROOT), "date": time.strftime("%Y-%m-%d"), "load_start": load0, "load_end": cpu_load()}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps({"environment": env, "rows": rows}, indent=1))
     md = (f"# Inference speed (one CPU thread; {env['hardware']}; commit {env['commit']}, {env['date']})\n\n"
-          + table(rows) + "\n")
+          f"Models: {', '.join(sorted({str(Path(r['model']).relative_to(ROOT)) if Path(r['model']).is_relative_to(ROOT) else r['model'] for r in rows}))}. "
+          f"CPU load when it started: {load_text(load0)}; when it ended: {load_text(env['load_end'])} (other work on the "
+          "machine makes every time an upper bound).\n\n" + table(rows) + "\n")
     out.with_suffix(".md").write_text(md)
     print(md)
     return 0

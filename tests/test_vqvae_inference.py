@@ -184,6 +184,30 @@ def test_long_recordings_are_encoded_in_chunks(packed):
         assert chunked[start // 4:start // 4 + 25].tolist() == s2u.model.vqvae.codebook.nearest(z)[0].tolist()
 
 
+def test_a_long_recording_streams_in_pieces_each_an_utterance(packed, tmp_path):
+    """Beyond max_chunk_s + its tail, an input is cut into max_chunk_s pieces, each encoded as the recipe encodes an
+    utterance; stream() yields them one by one from a file read in blocks, and __call__ joins the same units."""
+    from local_models.vqvae.inference import cut_pieces
+
+    s2u = Speech2Units.from_pretrained(packed["vq"], max_chunk_s=1.0)  # pieces of 1 s, a tail of 0.5 s
+    wave = speech_like(3.7, 16000)[0]
+    soundfile.write(tmp_path / "long.wav", wave, 16000, subtype="FLOAT")
+    pieces = [wave[:16000], wave[16000:32000], wave[32000:48000], wave[48000:]]
+    want = [encode_all(s2u.model, {"u": compute(p, s2u.feat_conf)})["u"] for p in pieces]
+    streamed = list(s2u.stream(str(tmp_path / "long.wav")))
+    assert [u.tolist() for u in streamed] == [u.tolist() for u in want]
+    r = s2u((wave, 16000))
+    assert r["units"].tolist() == np.concatenate(want).tolist() and r["duration"] == pytest.approx(3.7)
+    assert s2u(str(tmp_path / "long.wav"))["units"].tolist() == r["units"].tolist()
+    # a remainder under the tail joins the last piece; blocks of any size cut the same
+    assert [len(p) for p in cut_pieces([np.zeros(1200)], 500, 250)] == [500, 700]
+    assert [len(p) for p in cut_pieces(np.array_split(np.zeros(1200), 7), 500, 250)] == [500, 700]
+    assert [len(p) for p in cut_pieces([np.zeros(1300)], 500, 250)] == [500, 500, 300]
+    assert [len(p) for p in cut_pieces([np.zeros(700)], 500, 250)] == [700]
+    # up to max_chunk_s + the tail: one utterance, as before
+    assert len(list(s2u.stream((wave[:23000], 16000)))) == 1 and len(list(s2u.stream((wave[:24000], 16000)))) == 2
+
+
 def test_from_an_exp_dir(packed, tmp_path):
     s2u = Speech2Units.from_pretrained(packed["exp"] / "exp" / SYSTEM)
     wave, sr = speech_like()

@@ -47,7 +47,7 @@ def get_parser() -> argparse.ArgumentParser:
                         "0: each file in one pass (default: %(default)s)")
     p.add_argument("--context_s", type=float, default=None,
                    help="chunked decoding: seconds of context around a chunk for the systems that look at the whole "
-                        "recording (default: 4 for rnn_*, 10 for stat_sad); the CNN and segment-RNN systems need none")
+                        "recording (default: 6 for rnn_*, 10 for stat_sad); the CNN and segment-RNN systems need none")
     p.add_argument("--operating_point", choices=("dcf", "fa_bounded"), default="dcf",
                    help="dcf: the threshold tuned on dev for the lowest DCF (the paper's; it weighs a miss 3x a false "
                         "alarm, so music and tones often pass as speech); fa_bounded: the lowest dev DCF among the "

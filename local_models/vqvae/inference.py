@@ -6,7 +6,7 @@ import json
 import shutil
 import time
 from pathlib import Path
-from typing import Mapping, Optional, Sequence, Tuple
+from typing import Iterable, Iterator, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -170,11 +170,39 @@ def encode_frames(vqvae, feats: np.ndarray, device, chunk_frames: int) -> np.nda
     return torch.cat(codes).cpu().numpy().astype(np.int64)
 
 
+TAIL_S = 2.0  # a long input's last piece shorter than this (at most half a piece) joins the one before
+
+
+def cut_pieces(blocks: Iterable[np.ndarray], piece: int, tail: int) -> Iterator[np.ndarray]:
+    """The joined BLOCKS cut into PIECE samples each, the last one up to PIECE + TAIL (a remainder under TAIL joins
+    it); a piece leaves as soon as PIECE + TAIL samples have come, so memory holds one piece and a block."""
+    buf: list = []
+    n = 0
+    for block in blocks:
+        buf.append(block)
+        n += len(block)
+        if n >= piece + tail:
+            x = np.concatenate(buf)
+            while len(x) >= piece + tail:
+                yield x[:piece]
+                x = x[piece:]
+            buf, n = [x], len(x)
+    if n:
+        yield np.concatenate(buf)
+
+
 class Speech2Units:
     """Raw speech -> discrete units of a trained VQ-VAE (what egs/zerospeech2019/unit1 stage 5 computes).
 
         s2u = Speech2Units.from_pretrained("exp/trf_mfcc_k128/packed/model.tar.gz")
         out = s2u("hello.wav")   # or s2u((wave, rate)); {"units", "frame_rate", "bitrate", "duration"}
+        for units in s2u.stream("meeting.wav"): ...   # piece by piece, the first within ~0.1 s
+
+    An input shorter than MAX_CHUNK_S + TAIL_S (22 s) is one utterance, encoded exactly as the recipe encodes one. A longer
+    one is cut into MAX_CHUNK_S pieces (a shorter remainder joins the last), each featurised, normalised and
+    encoded as an utterance of its own (the model was trained on utterances of a few seconds; self-attention is
+    quadratic in the length): a file is read block by block, so memory stays flat in its length, and `__call__`
+    joins what `stream` yields.
     """
 
     def __init__(self, model, feat_conf, device="cpu", card: Optional[dict] = None, max_chunk_s: float = 20.0):
@@ -183,7 +211,8 @@ class Speech2Units:
         self.model, self.feat_conf, self.device, self.card = model, feat_conf, torch_device(device), card or {}
         self.num_codes = int(model.vqvae.codebook.num_codes)
         self.frame_rate = frame_rate(feat_conf)
-        self.chunk_frames = int(max_chunk_s * 1000 / feat_conf.hop_ms)
+        self.chunk_s = float(max_chunk_s)
+        self.tail_s = min(TAIL_S, self.chunk_s / 2)
 
     @classmethod
     def from_pretrained(cls, path, device="cpu", **kwargs) -> "Speech2Units":
@@ -204,9 +233,16 @@ class Speech2Units:
         return cls(model, feat_conf, dev, packed.card, **kwargs)
 
     def features(self, audio, sample_rate: Optional[int] = None) -> Tuple[np.ndarray, float]:
-        """((T, F) features, duration in s) of AUDIO: a path, (array, rate), or an array with SAMPLE_RATE."""
-        from local_models.common.audio import AudioError, read_audio
+        """((T, F) features, duration in s) of AUDIO (a path, (array, rate), or an array with SAMPLE_RATE) read
+        whole, as the recipe computes an utterance's."""
         from local_models.common.features import compute
+
+        wave, name = self._read(audio, sample_rate)
+        self._check_length(wave, name)
+        return compute(wave, self.feat_conf), len(wave) / self.feat_conf.sample_rate
+
+    def _read(self, audio, sample_rate) -> Tuple[np.ndarray, str]:
+        from local_models.common.audio import read_audio
 
         if isinstance(audio, np.ndarray):
             if sample_rate is None:
@@ -214,21 +250,68 @@ class Speech2Units:
             audio = (audio, sample_rate)
         elif sample_rate is not None and not (isinstance(audio, tuple) and audio[1] == sample_rate):
             raise ValueError("sample_rate is for a bare array; a file or an (array, rate) pair carries its own")
+        wave, _ = read_audio(audio, sample_rate=self.feat_conf.sample_rate)
+        return wave, str(audio) if isinstance(audio, (str, Path)) else "<array>"
+
+    def _check_length(self, wave: np.ndarray, name: str) -> None:
+        from local_models.common.audio import AudioError
+
         from .model import STRIDE
 
-        wave, sr = read_audio(audio, sample_rate=self.feat_conf.sample_rate)
-        hop = self.feat_conf.hop_length
+        hop, sr = self.feat_conf.hop_length, self.feat_conf.sample_rate
         if 1 + len(wave) // hop < STRIDE:  # centred frames: 1 + samples // hop
-            name = audio if isinstance(audio, (str, Path)) else "<array>"
             raise AudioError(f"{name}: {len(wave) / sr:.3f} s of audio, too short for one unit (at least "
                              f"{(STRIDE - 1) * hop / sr:.2f} s)")
-        return compute(wave, self.feat_conf), len(wave) / sr
+
+    def _pieces(self, audio, sample_rate) -> Iterator[Tuple[np.ndarray, str]]:
+        """(wave at the model's rate, name) of every piece of AUDIO."""
+        import soundfile
+
+        from local_models.common.audio import check_audio, iter_audio_blocks
+
+        sr = self.feat_conf.sample_rate
+        piece, tail = int(self.chunk_s * sr), int(self.tail_s * sr)
+        try:
+            long_file = isinstance(audio, (str, Path)) and sample_rate is None and \
+                soundfile.info(str(audio)).duration > self.chunk_s + self.tail_s
+        except (RuntimeError, soundfile.LibsndfileError):
+            long_file = False  # read_audio names the problem
+        if not long_file:  # one read, every check of the whole input (silent, clipped, ...)
+            wave, name = self._read(audio, sample_rate)
+            self._check_length(wave, name)
+            yield from ((p, name) for p in cut_pieces([wave], piece, tail))
+            return
+        name, done = str(audio), [0]
+
+        def checked(blocks):  # a long recording may hold silence: only NaN, clipping and the like are errors
+            for block in blocks:
+                check_audio(block, f"{name} (at {done[0] / sr:.0f} s)", allow_silent=True)
+                done[0] += len(block)
+                yield block
+
+        yield from ((p, name) for p in cut_pieces(checked(iter_audio_blocks(audio, sr, self.chunk_s, first_s=1.0)),
+                                                  piece, tail))
+
+    def _encoded(self, audio, sample_rate) -> Iterator[Tuple[np.ndarray, float]]:
+        from local_models.common.features import compute
+
+        for wave, _ in self._pieces(audio, sample_rate):
+            feats = compute(wave, self.feat_conf)
+            units = encode_frames(self.model.vqvae, feats, self.device, len(feats))  # the piece as one utterance
+            yield units, len(wave) / self.feat_conf.sample_rate
+
+    def stream(self, audio, sample_rate: Optional[int] = None) -> Iterator[np.ndarray]:
+        """(N_k,) int64 units of each piece of AUDIO as soon as it is encoded (see the class: one piece up to 22 s,
+        MAX_CHUNK_S pieces beyond); joined, they are __call__'s "units"."""
+        for units, _ in self._encoded(audio, sample_rate):
+            yield units
 
     def __call__(self, audio, sample_rate: Optional[int] = None) -> dict:
         """{"units": (N,) int64, "frame_rate": units/s, "bitrate": ZeroSpeech 2019 bitrate of this utterance,
         "duration": s}."""
-        feats, duration = self.features(audio, sample_rate)
-        units = encode_frames(self.model.vqvae, feats, self.device, self.chunk_frames)
+        parts = list(self._encoded(audio, sample_rate))
+        units = np.concatenate([u for u, _ in parts])
+        duration = sum(d for _, d in parts)
         br = bitrate({"utt": units}, duration)
         return {"units": units, "frame_rate": self.frame_rate, "bitrate": br.bitrate, "duration": duration}
 
