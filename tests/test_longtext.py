@@ -70,6 +70,8 @@ def test_speak_calls_the_model_per_piece_and_names_a_bad_one():
     assert said == [("Uno dos.", 1.5), ("Tres cuatro.", 1.5)] and out["pieces"] == 2
     want = np.array([0.01] * 10 + [0.0] * 25 + [0.01] * 10, dtype=np.float32)  # the model's level, a 0.25 s pause
     assert np.array_equal(out["wav"], want)
+    pieces = list(longtext.iter_speak(tts, "Uno dos. Tres cuatro.", max_chars=12, level_dbfs=None))
+    assert [(len(w), sr) for w, sr in pieces] == [(10, 100), (35, 100)]  # the pause leads the second piece
     levelled = longtext.speak(tts, "Uno dos.", max_chars=10)["wav"]
     assert np.allclose(levelled, 0.1)  # -20 dBFS: +20 dB (within the +30 dB cap)
     with pytest.raises(ValueError, match=r"piece 2 of 3 \('Hola 你\.'\.\.\.\): cannot read"):

@@ -154,6 +154,12 @@ def test_cli_speaks_long_text_sentence_by_sentence_at_one_level(archive, tmp_pat
     gap = int(PAUSE_S * sr)
     want = np.concatenate([parts[0], np.zeros(gap), parts[1], np.zeros(gap), parts[2]])
     assert len(wav) == len(want) and np.max(np.abs(wav - want)) < 1e-3  # 16-bit PCM rounding
+    # the Python API speaks it the same way, whole or piece by piece
+    spoken = tts.speak(" ".join(sentences), max_chars=30)
+    assert spoken["pieces"] == 3 and np.allclose(spoken["wav"], want, atol=1e-6)
+    pieces = list(tts.iter_speak(" ".join(sentences), max_chars=30))
+    assert [len(w) for w, _ in pieces] == [len(parts[0]), gap + len(parts[1]), gap + len(parts[2])]
+    assert np.array_equal(np.concatenate([w for w, _ in pieces]), spoken["wav"]) and pieces[0][1] == sr
     raw = tmp_path / "raw.wav"
     assert main(["--model", str(archive), "--text", sentences[0], "-o", str(raw), "--raw_level"]) == 0
     assert np.max(np.abs(soundfile.read(raw, dtype="float32")[0] - tts(sentences[0])["wav"])) < 1e-3

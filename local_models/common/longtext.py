@@ -2,11 +2,12 @@
 its own), each piece brought to one level, joined with short pauses. numpy only.
 
     out = speak(tts, text, speed=1.0)   # tts(piece, speed=...) -> {"wav", "sample_rate"}: a Text2Speech
+    for wav, sr in iter_speak(tts, text): ...   # piece by piece, as each is made (Text2Speech.speak / .iter_speak)
 """
 from __future__ import annotations
 
 import re
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -86,13 +87,13 @@ def join_pieces(wavs: Sequence[np.ndarray], sample_rate: int, pause_s: float = P
     return np.concatenate(parts)
 
 
-def speak(tts: Callable[..., dict], text: str, speed: float = 1.0, max_chars: int = MAX_CHARS,
-          level_dbfs: Optional[float] = TARGET_DBFS) -> dict:
-    """{"wav", "sample_rate", "pieces"}: TEXT spoken piece by piece (split_sentences) by TTS (a Text2Speech of either
-    TTS paper), each piece levelled to LEVEL_DBFS (None: the model's own level, no limiter), joined with pauses. An
-    error in one piece of several names the piece."""
+def iter_speak(tts: Callable[..., dict], text: str, speed: float = 1.0, max_chars: int = MAX_CHARS,
+               level_dbfs: Optional[float] = TARGET_DBFS, pause_s: float = PAUSE_S) -> Iterator[Tuple[np.ndarray, int]]:
+    """(wav, sample_rate) of each piece of TEXT (split_sentences) as soon as TTS (a Text2Speech of either TTS paper)
+    has made it, levelled to LEVEL_DBFS (None: the model's own level, no limiter), every piece after the first
+    preceded by PAUSE_S of silence: joined, they are speak()'s wav. Memory holds one piece. An error in one piece of
+    several names the piece."""
     pieces = split_sentences(text, max_chars)
-    wavs, sample_rate = [], None
     for k, piece in enumerate(pieces, 1):
         try:
             out = tts(piece, speed=speed)
@@ -100,6 +101,17 @@ def speak(tts: Callable[..., dict], text: str, speed: float = 1.0, max_chars: in
             if len(pieces) == 1:
                 raise
             raise ValueError(f"piece {k} of {len(pieces)} ({piece[:40]!r}...): {e}") from None
-        sample_rate = out["sample_rate"]
-        wavs.append(out["wav"] if level_dbfs is None else level(out["wav"], level_dbfs))
-    return {"wav": join_pieces(wavs, sample_rate), "sample_rate": sample_rate, "pieces": len(pieces)}
+        sr = out["sample_rate"]
+        wav = out["wav"] if level_dbfs is None else level(out["wav"], level_dbfs)
+        yield (join_pieces([np.zeros(0, dtype=np.float32), wav], sr, pause_s) if k > 1
+               else np.asarray(wav, dtype=np.float32)), sr
+
+
+def speak(tts: Callable[..., dict], text: str, speed: float = 1.0, max_chars: int = MAX_CHARS,
+          level_dbfs: Optional[float] = TARGET_DBFS) -> dict:
+    """{"wav", "sample_rate", "pieces"}: TEXT spoken piece by piece (iter_speak), joined with pauses."""
+    wavs, sample_rate = [], None
+    for wav, sample_rate in iter_speak(tts, text, speed, max_chars, level_dbfs):
+        wavs.append(wav)
+    return {"wav": np.concatenate(wavs) if wavs else np.zeros(0, dtype=np.float32), "sample_rate": sample_rate,
+            "pieces": len(wavs)}

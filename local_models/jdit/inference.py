@@ -337,6 +337,21 @@ class Text2Speech:
             out = tts.inference(ids, durations=durations, use_teacher_forcing=True)
         return out["feat_gen"], durations
 
+    def speak(self, text: str, speed: float = 1.0, max_chars: int = 300, level_dbfs: Optional[float] = -20.0) -> dict:
+        """Text of any length, as `text-to-speech` speaks it: {"wav", "sample_rate", "pieces"}, sentence by sentence
+        (pieces of at most MAX_CHARS), each levelled to LEVEL_DBFS (None: the model's level), joined with 0.25 s
+        pauses; memory and speaking rate stay flat in the text's length (common.longtext)."""
+        from local_models.common.longtext import speak
+
+        return speak(self, text, speed, max_chars, level_dbfs)
+
+    def iter_speak(self, text: str, speed: float = 1.0, max_chars: int = 300, level_dbfs: Optional[float] = -20.0):
+        """speak() piece by piece: (wav, sample_rate) of each sentence as soon as it is made (the first within one
+        sentence's synthesis), a pause in front of every one after the first."""
+        from local_models.common.longtext import iter_speak
+
+        return iter_speak(self, text, speed, max_chars, level_dbfs)
+
     def __call__(self, text: str, speed: float = 1.0) -> dict:
         """{"wav": float32 (samples,), "sample_rate", "durations": int64 frames per token, "tokens" (with the
         <sos/eos> ESPnet's models append), "text": the normalised text, "mel": de-normalised log-mel (T, n_mels),
