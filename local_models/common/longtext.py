@@ -115,3 +115,21 @@ def speak(tts: Callable[..., dict], text: str, speed: float = 1.0, max_chars: in
         wavs.append(wav)
     return {"wav": np.concatenate(wavs) if wavs else np.zeros(0, dtype=np.float32), "sample_rate": sample_rate,
             "pieces": len(wavs)}
+
+
+class LongText:
+    """speak / iter_speak for a Text2Speech class (either TTS paper's): text of any length, as `text-to-speech`
+    speaks it."""
+
+    def speak(self, text: str, speed: float = 1.0, max_chars: int = MAX_CHARS,
+              level_dbfs: Optional[float] = TARGET_DBFS) -> dict:
+        """{"wav", "sample_rate", "pieces"}: TEXT sentence by sentence (pieces of at most MAX_CHARS), each levelled to
+        LEVEL_DBFS (None: the model's level), joined with 0.25 s pauses; memory and speaking rate stay flat in the
+        text's length."""
+        return speak(self, text, speed, max_chars, level_dbfs)
+
+    def iter_speak(self, text: str, speed: float = 1.0, max_chars: int = MAX_CHARS,
+                   level_dbfs: Optional[float] = TARGET_DBFS) -> Iterator[Tuple[np.ndarray, int]]:
+        """speak() piece by piece: (wav, sample_rate) of each sentence as soon as it is made, a pause in front of
+        every one after the first."""
+        return iter_speak(self, text, speed, max_chars, level_dbfs)

@@ -17,6 +17,7 @@ import numpy as np
 
 from local_models.common.datadir import iter_lines
 from local_models.common.device import device_of
+from local_models.common.longtext import LongText
 
 from .frontend import normalize, text_to_tokens
 from .pack import DECODE_DEFAULTS, exp_files, find_model_file, read_fbank_conf, synthesis_settings
@@ -258,7 +259,7 @@ def build_model(files: dict, device):
     return model.to(device).eval(), conf
 
 
-class Text2Speech:
+class Text2Speech(LongText):
     """Typed Korean text -> speech with one trained KSS system (JDI-T, or the recipe's Tacotron2 / Transformer /
     FastSpeech) and the vocoder the recipe used for it.
 
@@ -336,21 +337,6 @@ class Text2Speech:
             durations = scale_durations(durations, speed)
             out = tts.inference(ids, durations=durations, use_teacher_forcing=True)
         return out["feat_gen"], durations
-
-    def speak(self, text: str, speed: float = 1.0, max_chars: int = 300, level_dbfs: Optional[float] = -20.0) -> dict:
-        """Text of any length, as `text-to-speech` speaks it: {"wav", "sample_rate", "pieces"}, sentence by sentence
-        (pieces of at most MAX_CHARS), each levelled to LEVEL_DBFS (None: the model's level), joined with 0.25 s
-        pauses; memory and speaking rate stay flat in the text's length (common.longtext)."""
-        from local_models.common.longtext import speak
-
-        return speak(self, text, speed, max_chars, level_dbfs)
-
-    def iter_speak(self, text: str, speed: float = 1.0, max_chars: int = 300, level_dbfs: Optional[float] = -20.0):
-        """speak() piece by piece: (wav, sample_rate) of each sentence as soon as it is made (the first within one
-        sentence's synthesis), a pause in front of every one after the first."""
-        from local_models.common.longtext import iter_speak
-
-        return iter_speak(self, text, speed, max_chars, level_dbfs)
 
     def __call__(self, text: str, speed: float = 1.0) -> dict:
         """{"wav": float32 (samples,), "sample_rate", "durations": int64 frames per token, "tokens" (with the

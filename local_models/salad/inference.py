@@ -12,11 +12,11 @@ import json
 import math
 import shutil
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 
 from local_models.common.datadir import DataDirError, read_table
+from local_models.common.longtext import LongText
 
 SAMPLE_RATE = 16000
 
@@ -37,7 +37,7 @@ def check_text(text) -> str:
     return text
 
 
-class Text2Speech:
+class Text2Speech(LongText):
     """Spanish text -> speech through a packed SALAD / MUSA-RNN system and its duration model (two-stage MUSA)."""
 
     sample_rate = SAMPLE_RATE
@@ -73,21 +73,6 @@ class Text2Speech:
         dm = load_duration_model(m.file("duration_config"), m.file("duration_model_file"), device)
         _, _, max_dur = acoustic.load_stats(m.file("stats_file"))
         return cls(am, dm, linguistic.load_questions(m.file("questions")), max_dur, m.card)
-
-    def speak(self, text: str, speed: float = 1.0, max_chars: int = 300, level_dbfs: Optional[float] = -20.0) -> dict:
-        """Text of any length, as `text-to-speech` speaks it: {"wav", "sample_rate", "pieces"}, sentence by sentence
-        (pieces of at most MAX_CHARS), each levelled to LEVEL_DBFS (None: the model's level), joined with 0.25 s
-        pauses; memory and speaking rate stay flat in the text's length (common.longtext)."""
-        from local_models.common.longtext import speak
-
-        return speak(self, text, speed, max_chars, level_dbfs)
-
-    def iter_speak(self, text: str, speed: float = 1.0, max_chars: int = 300, level_dbfs: Optional[float] = -20.0):
-        """speak() piece by piece: (wav, sample_rate) of each sentence as soon as it is made (the first within one
-        sentence's synthesis), a pause in front of every one after the first."""
-        from local_models.common.longtext import iter_speak
-
-        return iter_speak(self, text, speed, max_chars, level_dbfs)
 
     def __call__(self, text: str, speed: float = 1.0) -> dict:
         from . import acoustic, frontend, linguistic
