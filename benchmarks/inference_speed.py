@@ -7,7 +7,7 @@ speech by espeak-ng (a voice of the model's language) with pauses and low noise,
 repeating a set of sentences in the model's language to the word count.
 
   speech-segments  RTF = processing s / audio s; first output = first segment out of iter_segments from a wav file
-                   (blocks of 1 s doubling up to --chunk_s: the first segment comes once its end is decided)
+                   (blocks of 1 s growing 1.5x up to --chunk_s: the first segment comes once its end is decided)
   speech-to-text   LID-free from a wav file (made by the driver, so that the child's peak memory is the decoder's):
                    streaming with the early switch-off, first output = first partial result (--stt_mode stream),
                    and the call the command makes, every decoder to the end (--stt_mode call); both by default.

@@ -244,23 +244,25 @@ def test_segments_whole_and_chunked(packed, system):
 
 
 def test_segments_come_out_while_the_file_is_read(packed, monkeypatch):
-    """iter_segments yields a segment once its end is decided, long before the last chunk is read."""
+    """iter_segments yields a segment once its end is decided, long before the last chunk is read: blocks of 1 s
+    growing 1.5x until the first region is out (one block read ahead), then whole chunks."""
     from local_models.sad import inference
 
     read = []
 
-    def counting(path, rate, block_s, first_s=None):
-        for block in streaming_blocks(path, rate, block_s, first_s):
-            read.append(len(block))
+    def counting(path, rate, block_s, **kw):
+        for block in streaming_blocks(path, rate, block_s, **kw):
+            read.append(len(block) / SR)
             yield block
 
     streaming_blocks = inference.iter_audio_blocks
     monkeypatch.setattr(inference, "iter_audio_blocks", counting)
-    segs = load(packed, "cnn_hmm").iter_segments(packed["wav"], chunk_s=2.0)  # 24 s: 1 s, then 2 s blocks: 13
+    segs = load(packed, "cnn_hmm").iter_segments(packed["wav"], chunk_s=8.0)  # 24 s
     first = next(segs)
-    assert first[1] < 4.0 and len(read) <= 4
+    assert first[1] < 4.0 and read[:3] == [1.0, 1.5, 2.25] and len(read) <= 5
+    n = len(read)  # read when the first region came out: the next block is the last small one, then 8 s each
     rest = list(segs)
-    assert len(read) == 13 and read[0] == SR and read[1] == 2 * SR
+    assert read[n + 1:-1] == [8.0] * len(read[n + 1:-1]) and len(read[n + 1:-1]) >= 1 and sum(read) == 24.0
     assert [first] + rest == load(packed, "cnn_hmm")(packed["wav"])
 
 

@@ -6,7 +6,7 @@ import logging
 import subprocess
 from math import gcd
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, Tuple, Union
+from typing import Callable, Iterable, Iterator, Optional, Tuple, Union
 
 import numpy as np
 import soundfile
@@ -212,12 +212,14 @@ def read_audio(src: AudioInput, sample_rate: Optional[int] = None, **checks) -> 
 
 
 def iter_audio_blocks(path: Union[str, Path], sample_rate: int, block_s: float = 60.0,
-                      first_s: Optional[float] = None) -> Iterator[np.ndarray]:
+                      first_s: Optional[float] = None, growth: float = 1.5,
+                      full_now: Optional[Callable[[], bool]] = None) -> Iterator[np.ndarray]:
     """A long file as consecutive mono float32 blocks at SAMPLE_RATE, read and resampled block by block (bounded
     memory: one block at a time; PolyphaseResampler keeps its filter's input across blocks, so the joined blocks
-    equal `resample` of the whole file, as the recipes prepare their data). FIRST_S: the first block's length, each next one
-    twice the last up to BLOCK_S (a streaming decoder answers early without paying for small blocks all along).
-    Raises AudioError naming the file."""
+    equal `resample` of the whole file, as the recipes prepare their data). FIRST_S: the first block's length, each
+    next one GROWTH times the last, up to BLOCK_S; once FULL_NOW() is true (a streaming decoder has given its first
+    output), BLOCK_S at once. Small blocks make the first output early; big ones keep the cost of the context each
+    block is decoded with small. Raises AudioError naming the file."""
     if not Path(path).is_file():
         raise AudioError(f"{path}: no such audio file")
     try:
@@ -241,7 +243,7 @@ def iter_audio_blocks(path: Union[str, Path], sample_rate: int, block_s: float =
                 out = stream.push(mono, last=n >= f.frames) if stream is not None else mono
                 if len(out):
                     yield out.astype(np.float32, copy=False)
-                size = min(full, 2 * size)
+                size = full if full_now is not None and full_now() else min(full, max(size + 1, int(growth * size)))
         except (RuntimeError, soundfile.LibsndfileError) as e:
             raise AudioError(f"{path}: cannot read audio ({e})") from None
     if n == 0:

@@ -260,7 +260,7 @@ class SpeechSegmenter:
 
     def iter_segments(self, path, chunk_s: float = 60.0, progress: bool = False) -> Iterator[Segment]:
         """The speech regions of the audio file PATH (hours long is fine), read in blocks of FIRST_BLOCK_S seconds
-        doubling up to CHUNK_S, each region yielded as soon as its end is decided (the first within about 0.1 s of
+        growing 1.5x until the first region is out, then CHUNK_S at a time, each region yielded as soon as its end is decided (the first within about 0.1 s of
         the start on one thread, whatever the file's length). Memory: a chunk plus its context. The result equals
         __call__'s for the CNN and segment-RNN systems (and for any file of one chunk); the BiGRU and statistical
         systems see `context_s` around each chunk instead of the whole recording (nearly equal)."""
@@ -276,15 +276,19 @@ class SpeechSegmenter:
             total = round(soundfile.info(name).duration, 1)
         except (RuntimeError, soundfile.LibsndfileError):
             total = None  # iter_audio_blocks names the problem
-        blocks = with_last(iter_audio_blocks(path, self.sample_rate, chunk_s, first_s=min(chunk_s, FIRST_BLOCK_S)))
+        answered = [False]  # small blocks until the first region is out, then whole chunks
+        blocks = with_last(iter_audio_blocks(path, self.sample_rate, chunk_s, first_s=min(chunk_s, FIRST_BLOCK_S),
+                                             full_now=lambda: answered[0]))
         with tqdm(total=total, desc=Path(name).name, unit="s", disable=None if progress else True, leave=False) as bar:
             for block, last in blocks:
                 check_audio(block, f"{name} (at {n / self.sample_rate:.0f} s)", allow_silent=True)
                 n += len(block)
                 bar.update(round(len(block) / self.sample_rate, 1))
                 mask.push(block, final=last)
-                yield from tidy.feed(segments.feed(mask.apply(stream.push(block, final=last))))
-                yield from tidy.advance(segments.quiet_until)  # not past a region still open
+                out = tidy.feed(segments.feed(mask.apply(stream.push(block, final=last))))
+                out += tidy.advance(segments.quiet_until)  # not past a region still open
+                answered[0] = answered[0] or bool(out)
+                yield from out
         yield from tidy.feed(segments.close(n / self.sample_rate))
         yield from tidy.close(n / self.sample_rate)
 
