@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from local_models.sad.augment import Event
-from local_models.sad.decisions import FA_BOUND_SUFFIX, fa_bounded_row, tune_threshold, write_detections
+from local_models.sad.decisions import (FA_BOUND_SUFFIX, fa_bounded_row, measured_kinds, tune_threshold,
+                                        write_detections)
 from local_models.sad.detectors import SHIFT, Detector
 from local_models.sad.events import write_events
 from local_models.sad.labels import read_rttm
@@ -23,8 +24,11 @@ def test_fa_bounded_row_is_the_lowest_dcf_within_the_bound_on_every_kind():
             _row(0.7, 0.06, 0.02, 0.01)]
     assert fa_bounded_row(rows)["threshold"] == 0.3  # 0.5 has the lower DCF but lets 12 % of the music through
     assert fa_bounded_row(rows, bound=0.02)["threshold"] == 0.7 and fa_bounded_row(rows, bound=0.001) is None
-    assert fa_bounded_row([_row(0.3, 0.04, music=0.0)]) is None  # no tone measured: the bound cannot be checked
-    assert fa_bounded_row([_row(0.3, 0.04)]) is None  # no events table at all
+    # a tuning set without tones bounds its music alone (measured_kinds), and says so; no events table: no point
+    music_only = [_row(0.3, 0.04, music=0.12), _row(0.5, 0.05, music=0.08), _row(0.7, 0.09, music=0.01)]
+    assert measured_kinds(music_only) == ("music",) and fa_bounded_row(music_only)["threshold"] == 0.5
+    assert measured_kinds(rows) == ("music", "tone") and measured_kinds([_row(0.3, 0.04)]) == ()
+    assert fa_bounded_row([_row(0.3, 0.04)]) is None
 
 
 def _sets(tmp_path, events=True):

@@ -204,6 +204,12 @@ def test_a_long_recording_streams_in_pieces_each_an_utterance(packed, tmp_path):
     assert [len(p) for p in cut_pieces(np.array_split(np.zeros(1200), 7), 500, 250)] == [500, 700]
     assert [len(p) for p in cut_pieces([np.zeros(1300)], 500, 250)] == [500, 500, 300]
     assert [len(p) for p in cut_pieces([np.zeros(700)], 500, 250)] == [700]
+    # every frame of a piece goes into the encoder (101 frames a piece here: none of the last T mod 4 left out)
+    seen = []
+    hook = s2u.model.vqvae.encoder.register_forward_pre_hook(lambda m, args: seen.append(args[0].shape[1]))
+    list(s2u.stream((wave, 16000)))
+    hook.remove()
+    assert seen == [len(compute(p, s2u.feat_conf)) for p in pieces] and seen[0] % 4 != 0
     # up to max_chunk_s + the tail: one utterance, as before
     assert len(list(s2u.stream((wave[:23000], 16000)))) == 1 and len(list(s2u.stream((wave[:24000], 16000)))) == 2
 

@@ -51,7 +51,7 @@ def get_parser() -> argparse.ArgumentParser:
     p.add_argument("--operating_point", choices=("dcf", "fa_bounded"), default="dcf",
                    help="dcf: the threshold tuned on dev for the lowest DCF (the paper's; it weighs a miss 3x a false "
                         "alarm, so music and tones often pass as speech); fa_bounded: the lowest dev DCF among the "
-                        f"thresholds that call at most {FA_BOUND * 100:.0f} %% of dev's music and tone time speech "
+                        f"thresholds that call at most {FA_BOUND * 100:.0f} %% of dev's music and tone time speech (the kinds dev has) "
                         "(fewer false alarms on music and tones, more misses; not in every model) "
                         "(default: %(default)s)")
     add_keep_going_arg(p)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional, Tuple
 
 import kaldiio
 import numpy as np
@@ -76,10 +76,17 @@ def best_threshold(rows: List[dict]) -> float:
     return best_row(rows)["threshold"]
 
 
+def measured_kinds(rows: List[dict], kinds=FA_BOUND_KINDS) -> Tuple[str, ...]:
+    """Those of KINDS the sweep measured false alarms on (the ones the tuning set's events table holds)."""
+    return tuple(k for k in kinds if rows and all(k in r.get("fa", {}) for r in rows))
+
+
 def fa_bounded_row(rows: List[dict], kinds=FA_BOUND_KINDS, bound: float = FA_BOUND) -> Optional[dict]:
-    """The lowest-DCF sweep row whose false-alarm share on each of KINDS is at most BOUND; None when the sweep did
-    not measure every kind (no events table, or a kind absent) or no threshold keeps within the bound."""
-    ok = [r for r in rows if all(k in r.get("fa", {}) for k in kinds) and all(r["fa"][k] <= bound for k in kinds)]
+    """The lowest-DCF sweep row whose false-alarm share is at most BOUND on each of KINDS that the sweep measured
+    (measured_kinds: a tuning set without tones bounds its music alone, and says so); None when it measured none of
+    them (no events table) or no threshold keeps within the bound."""
+    bounded = measured_kinds(rows, kinds)
+    ok = [r for r in rows if bounded and all(r["fa"][k] <= bound for k in bounded)]
     return best_row(ok) if ok else None
 
 
@@ -96,9 +103,10 @@ def tune_threshold(detector: Detector, system: str, decode_dir, data_dir, thresh
                  events=load_events(data_dir))
     bounded = fa_bounded_row(rows)
     with atomic_open(f"{threshold_file}.sweep.json") as f:
+        kinds = measured_kinds(rows)
         json.dump({"system": system, "collar": PRIMARY_COLLAR, "rows": rows,
-                   "fa_bound": {"kinds": list(FA_BOUND_KINDS), "bound": FA_BOUND,
-                                "threshold": bounded and bounded["threshold"]}}, f, indent=1)
+                   "fa_bound": {"kinds": list(kinds), "not_measured": [k for k in FA_BOUND_KINDS if k not in kinds],
+                                "bound": FA_BOUND, "threshold": bounded and bounded["threshold"]}}, f, indent=1)
     with atomic_open(threshold_file) as f:
         f.write(f"{best_threshold(rows)}\n")
     bounded_file = bounded_path(threshold_file)

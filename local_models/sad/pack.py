@@ -93,11 +93,17 @@ def describe(exp_dir, inference_model: str = "") -> Tuple[dict, Dict[str, Path],
 
 
 def _add_fa_bounded(spec: dict, exp_root: Path) -> None:
-    """SPEC's second operating point, when stage 6 found one: inference's --operating_point fa_bounded."""
-    th = read_threshold_file(bounded_path(exp_root / spec["system"] / "threshold"))
+    """SPEC's second operating point, when stage 6 found one: inference's --operating_point fa_bounded (bounded on
+    the kinds of non-speech the dev set has: stage 6's sweep.json says which)."""
+    threshold = exp_root / spec["system"] / "threshold"
+    th = read_threshold_file(bounded_path(threshold))
     if th is not None:
+        sweep = Path(f"{threshold}.sweep.json")
+        kinds = (json.loads(sweep.read_text()).get("fa_bound", {}).get("kinds") if sweep.is_file() else None) \
+            or ["music", "tone"]  # a sweep from before the kinds were recorded bounded both
         spec["threshold_fa_bounded"] = th
-        spec["fa_bound"] = f"at most {FA_BOUND * 100:.0f} % of the music and of the tone time called speech on dev"
+        spec["fa_bound"] = (f"at most {FA_BOUND * 100:.0f} % of the "
+                            + " and of the ".join(kinds) + " time called speech on dev")
 
 
 def exp_files(exp_dir) -> Dict[str, Path]:
@@ -121,7 +127,7 @@ def fa_bounded_text(spec: dict) -> str:
     if "threshold_fa_bounded" not in spec:
         return ""
     return (f"; with --operating_point fa_bounded at {spec['threshold_fa_bounded']:g} instead ({spec['fa_bound']}: "
-            "fewer false alarms on music and tones, more misses)")
+            "fewer false alarms on such sounds, more misses)")
 
 
 def training_of(recipe: Path, net: Path) -> dict:

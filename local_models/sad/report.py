@@ -388,7 +388,7 @@ def bounded_lines(systems: dict, dev: str) -> list:
     rows = [n for n in table_order(systems) if "threshold" in systems[n]]
     if not any(dev in systems[n] and systems[n][dev].get("fa_bounded") for n in rows):
         return []
-    kinds = " and ".join(FA_BOUND_KINDS)
+    kinds = " and ".join(FA_BOUND_KINDS) + f" (those {dev}'s events table holds)"
     lines = ["", f"## FA-bounded operating point: the lowest {dev} DCF that calls at most {FA_BOUND * 100:.0f} % of {kinds} "
              f"time speech on {dev} (%)", "",
              f"The thresholds of Table 2 minimise DCF, which weighs a miss 3x a false alarm, so they sit low and let "

@@ -295,9 +295,13 @@ class Speech2Units:
     def _encoded(self, audio, sample_rate) -> Iterator[Tuple[np.ndarray, float]]:
         from local_models.common.features import compute
 
+        from .model import STRIDE
+
         for wave, _ in self._pieces(audio, sample_rate):
             feats = compute(wave, self.feat_conf)
-            units = encode_frames(self.model.vqvae, feats, self.device, len(feats))  # the piece as one utterance
+            # the piece as one utterance: every frame in one encoder pass (a chunk of floor(T / STRIDE) STRIDE frames
+            # would leave the last T mod STRIDE out of the encoder's view, and change its codes)
+            units = encode_frames(self.model.vqvae, feats, self.device, -(-len(feats) // STRIDE) * STRIDE)
             yield units, len(wave) / self.feat_conf.sample_rate
 
     def stream(self, audio, sample_rate: Optional[int] = None) -> Iterator[np.ndarray]:
