@@ -42,6 +42,8 @@ def get_parser() -> argparse.ArgumentParser:
     p.add_argument("--tune-silero", action="store_true", help="sweep silero-vad's threshold on --data (a dev set)")
     p.add_argument("--sealed", action="store_true", help="--data is a sealed set: record this scoring as a look")
     p.add_argument("--exp", default="exp", help="where the looks log lives (with --sealed)")
+    p.add_argument("--operating_point", choices=("dcf", "fa_bounded"), default="dcf",
+                   help="ours at its dev-tuned lowest-DCF threshold (default) or at its FA-bounded one")
     p.add_argument("--out", required=True, help="writes OUT.md and OUT.json")
     return p
 
@@ -86,7 +88,7 @@ def run(args) -> dict:
     torch.set_num_threads(1)
     data = Path(args.data)
     wavs, ref, events = read_set(data)  # wav.scp read once more below, entry by entry
-    ours = SpeechSegmenter.from_pretrained(args.model)
+    ours = SpeechSegmenter.from_pretrained(args.model, operating_point=args.operating_point)
     silero = load_silero_vad()
     load = cpu_load()
     thresholds = sorted(set(SWEEP if args.tune_silero else [0.5] + ([args.silero_threshold]
@@ -108,6 +110,7 @@ def run(args) -> dict:
     audio_s = sum(durations.values())
     rows = {name: scores(ref, h, durations, events) for name, h in hyp.items()}
     out = {"data": str(data), "model": str(args.model), "system": ours.system, "threshold": ours.threshold,
+           "operating_point": args.operating_point,
            "silero_threshold": args.silero_threshold,
            "recordings": len(wavs), "audio_s": audio_s, "rows": rows,
            "rtf": {k: v / audio_s for k, v in seconds.items()}, "load": load, "environment": environment()}
@@ -138,7 +141,8 @@ def goal_lines(out: dict) -> List[str]:
 def write(out: dict, path: Path, looks: str = "") -> None:
     rows = out["rows"]
     kinds = sorted({k for r in rows.values() for k in r["fa"]})
-    lines = [f"# SAD: {out['system']} (packed, threshold {out['threshold']}) beside silero-vad on `{out['data']}`", "",
+    lines = [f"# SAD: {out['system']} (packed, threshold {out['threshold']}, operating point "
+             f"{out.get('operating_point', 'dcf')}) beside silero-vad on `{out['data']}`", "",
              f"{out['recordings']} recordings, {out['audio_s'] / 60:.1f} min; one CPU thread; model `{out['model']}`; "
              f"commit `{out['environment']['commit']}`, {out['environment']['cpu']}; 1-minute load average at the "
              f"start {out['load'].get('load_average_at_start', 'n/a')} on {out['environment']['cores']} cores.", ""]

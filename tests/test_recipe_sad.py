@@ -104,11 +104,12 @@ def test_full_run_writes_results(recipe):
     assert (recipe / "dump" / "train_aug" / "feats.scp").is_file()
     assert "## Robustness on eval_ood" in md and "Goal on eval_ood (held-out make)" in md
     # stage 6's FA-bounded points reach the decodes, results.json and the report (None where stage 6 found none)
-    # (this smoke-size dev has tones but no music, so no threshold can be checked against the music bound: none)
+    # (this smoke-size dev has tones but no music: the bound is checked on its tones alone, and the sweep says so)
     bounded = {s for s in results["systems"] if (recipe / "exp" / s / "threshold_fa10").is_file()}
     for s, m in results["systems"].items():
         sweep = json.loads((recipe / "exp" / s / "threshold.sweep.json").read_text())
-        assert sweep["fa_bound"]["kinds"] == ["music", "tone"] and (sweep["fa_bound"]["threshold"] is None) == (
+        assert sweep["fa_bound"]["kinds"] == ["tone"] and sweep["fa_bound"]["not_measured"] == ["music"]
+        assert (sweep["fa_bound"]["threshold"] is None) == (
             s not in bounded) and "tone" in sweep["rows"][0]["fa"]
         assert (m["dev"]["fa_bounded"] is not None) == (s in bounded)
         assert (m["threshold_fa_bounded"] is not None) == (s in bounded)
