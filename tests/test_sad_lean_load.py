@@ -352,3 +352,18 @@ def test_shipped_decisions_are_the_torch_and_librosa_pipelines(tmp_path):
     scores = seg.frame_scores(wave, SR)
     for th in (0.05, 0.15, 0.5, 0.9):  # both kernels of hmm_smooth, at several thresholds
         assert np.array_equal(hmm_smooth(scores, th, kernel="numpy"), hmm_smooth(scores, th, kernel="librosa"))
+
+
+def test_chunked_bigru_sees_every_stft_row_as_the_whole_call():
+    """With context covering the file, the chunked BiGRU's scores are the whole call's to the last frame, also when
+    the length is a multiple of the hop (the STFT then has one row more than the 10 ms frames, and the whole call's
+    backward GRU starts from it)."""
+    from local_models.sad import streaming
+
+    seg = inference.SpeechSegmenter.from_pretrained()
+    for n in (24000, 24037):
+        w = speechlike(3, 2)[:n] if n <= 24000 else np.concatenate([speechlike(3, 2), speechlike(1, 3)[:37]])
+        whole = seg.frame_scores(w, SR)
+        st = streaming.decision_stream(seg.members[0][0], seg.threshold, context_s=100)
+        chunked = np.concatenate([st.windows.push(w[:n // 3]), st.windows.push(w[n // 3:], final=True)])
+        assert len(chunked) == len(whole) and np.array_equal(chunked, whole), n

@@ -210,6 +210,12 @@ def test_a_long_recording_streams_in_pieces_each_an_utterance(packed, tmp_path):
     list(s2u.stream((wave, 16000)))
     hook.remove()
     assert seen == [len(compute(p, s2u.feat_conf)) for p in pieces] and seen[0] % 4 != 0
+    # silence and clipping are judged on the whole of a long file, as on a short one
+    soundfile.write(tmp_path / "quiet.wav", np.zeros(16000 * 4, np.float32), 16000)
+    with pytest.raises(AudioError, match="quiet.wav: silent"):
+        list(s2u.stream(str(tmp_path / "quiet.wav")))
+    with pytest.raises(ValueError, match="at least 1 s"):
+        Speech2Units.from_pretrained(packed["vq"], max_chunk_s=0.02)
     # up to max_chunk_s + the tail: one utterance, as before
     assert len(list(s2u.stream((wave[:23000], 16000)))) == 1 and len(list(s2u.stream((wave[:24000], 16000)))) == 2
 

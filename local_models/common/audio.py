@@ -244,10 +244,33 @@ def iter_audio_blocks(path: Union[str, Path], sample_rate: int, block_s: float =
                 if len(out):
                     yield out.astype(np.float32, copy=False)
                 size = full if full_now is not None and full_now() else min(full, max(size + 1, int(growth * size)))
+            if stream is not None and 0 < n < f.frames:  # fewer samples than the header said: the filter's tail
+                tail = stream.push(np.zeros(0, dtype=np.float32), last=True)
+                if len(tail):
+                    yield tail
+        except AudioError:
+            raise
         except (RuntimeError, soundfile.LibsndfileError) as e:
             raise AudioError(f"{path}: cannot read audio ({e})") from None
     if n == 0:
         raise AudioError(f"{path}: no samples (zero-length audio)")
+
+
+def checked_blocks(blocks: Iterable[np.ndarray], name: str, rate: int,
+                   allow_silent: bool = False) -> Iterator[np.ndarray]:
+    """BLOCKS of the input NAME, checked as read_audio checks a whole input: each block for what it tells alone
+    (no samples, NaN / inf), and after the last block the input as a whole for silence (unless ALLOW_SILENT) and
+    clipping (check_levels): a long input is refused or warned about by the rules a short one meets, not block by
+    block (a silent block is a pause; one clipped block is not most of the input)."""
+    n, peak, clipped = 0, 0.0, 0
+    for block in blocks:
+        check_audio(block, f"{name} (at {n / rate:.0f} s)", allow_silent=True, max_clipped=1.0, warn_clipped=1.0)
+        magnitude = np.abs(block)
+        peak = max(peak, float(magnitude.max()))
+        clipped += int(np.count_nonzero(magnitude >= CLIP_LEVEL))
+        n += len(block)
+        yield block
+    check_levels(name, peak, clipped, n, allow_silent=allow_silent)
 
 
 def with_last(items: Iterable) -> Iterator[Tuple[object, bool]]:

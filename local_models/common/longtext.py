@@ -124,8 +124,8 @@ class LongText:
     def speak(self, text: str, speed: float = 1.0, max_chars: int = MAX_CHARS,
               level_dbfs: Optional[float] = TARGET_DBFS) -> dict:
         """{"wav", "sample_rate", "pieces"}: TEXT sentence by sentence (pieces of at most MAX_CHARS), each levelled to
-        LEVEL_DBFS (None: the model's level), joined with 0.25 s pauses; memory and speaking rate stay flat in the
-        text's length."""
+        LEVEL_DBFS (None: the model's level), joined with 0.25 s pauses; the speaking rate stays steady and the
+        model's memory holds one piece (the joined wav grows with the text: iter_speak keeps none of it)."""
         return speak(self, text, speed, max_chars, level_dbfs)
 
     def iter_speak(self, text: str, speed: float = 1.0, max_chars: int = MAX_CHARS,

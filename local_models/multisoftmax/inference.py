@@ -29,8 +29,7 @@ import torch
 import yaml
 from tqdm import tqdm
 
-from local_models.common.audio import (CLIP_LEVEL, check_audio, check_levels, iter_audio_blocks, read_audio,
-                                       with_last)
+from local_models.common.audio import checked_blocks, iter_audio_blocks, read_audio, with_last
 from local_models.common.datadir import DataDirError, atomic_open, c_sort_key, read_table, write_table
 from local_models.common.device import device_of
 from local_models.common.features import compute
@@ -562,7 +561,7 @@ class Speech2Text:
                     return None
             except (RuntimeError, soundfile.LibsndfileError):
                 return None  # read_audio names the problem
-            return _checked_blocks(iter_audio_blocks(audio, rate, BLOCK_S), str(audio), rate)
+            return checked_blocks(iter_audio_blocks(audio, rate, BLOCK_S), str(audio), rate)
         if isinstance(audio, tuple) and (len(audio) != 2 or sample_rate is not None):
             return None  # audio_features names the problem
         wave, in_rate = audio if isinstance(audio, tuple) else (audio, sample_rate)
@@ -608,22 +607,6 @@ class Speech2Text:
         best = session.final(1)[0]
         last = session.partial(duration, final=True)
         yield Partial(best.text, best.language, duration, True, last.running, last.lid_posteriors)
-
-
-def _checked_blocks(blocks: Iterator[np.ndarray], name: str, rate: int) -> Iterator[np.ndarray]:
-    """BLOCKS of the input NAME, checked as read_audio checks a whole input: each block for what it tells alone
-    (no samples, NaN / inf), and after the last block the input as a whole for silence and clipping
-    (`common.audio.check_levels`): a long input is refused or warned about by the rules a short one meets, not block by block."""
-    n, peak, clipped = 0, 0.0, 0
-    for block in blocks:
-        # silence and clipping not per block: a silent block is a pause, one clipped block is not most of the input
-        check_audio(block, f"{name} (at {n / rate:.0f} s)", allow_silent=True, max_clipped=1.0, warn_clipped=1.0)
-        magnitude = np.abs(block)
-        peak = max(peak, float(magnitude.max()))
-        clipped += int(np.count_nonzero(magnitude >= CLIP_LEVEL))
-        n += len(block)
-        yield block
-    check_levels(name, peak, clipped, n)
 
 
 class _Session:

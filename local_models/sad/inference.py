@@ -26,7 +26,7 @@ import numpy as np
 import yaml
 from tqdm import tqdm
 
-from local_models.common.audio import (AudioError, check_audio, iter_audio_blocks, iter_utterances, polyphase,
+from local_models.common.audio import (AudioError, checked_blocks, iter_audio_blocks, iter_utterances, polyphase,
                                        read_audio, with_last)
 from local_models.common.datadir import atomic_open, read_table, write_table
 from local_models.common.features import shard_writer
@@ -36,7 +36,7 @@ from local_models.common.results import cpu_load
 from . import streaming
 from .detectors import SHIFT, Detector
 from .labels import to_intervals, write_rttm, write_segments
-from .neural import load_net_files
+from .neural import NeuralDetector, load_net_files
 from .pack import describe, exp_files
 from .registry import detector_class, get_detector
 from .statistical import StatConfig, StatisticalSAD
@@ -259,11 +259,15 @@ class SpeechSegmenter:
         return streams[0] if self.vote_threshold is None else streaming.VoteStream(streams, self.vote_threshold)
 
     def iter_segments(self, path, chunk_s: float = 60.0, progress: bool = False) -> Iterator[Segment]:
-        """The speech regions of the audio file PATH (hours long is fine), read in blocks of FIRST_BLOCK_S seconds
-        growing 1.5x until the first region is out, then CHUNK_S at a time, each region yielded as soon as its end is decided (the first within about 0.1 s of
-        the start on one thread, whatever the file's length). Memory: a chunk plus its context. The result equals
-        __call__'s for the CNN and segment-RNN systems (and for any file of one chunk); the BiGRU and statistical
-        systems see `context_s` around each chunk instead of the whole recording (nearly equal)."""
+        """The speech regions of the audio file PATH (hours long is fine), each yielded as soon as its end is
+        decided. The nets read blocks of FIRST_BLOCK_S seconds growing 1.5x until the first region is out (within
+        about 0.1 s on one thread, whatever the file's length), then CHUNK_S at a time; the statistical SAD, which
+        fits its models to what it sees, reads CHUNK_S at a time from the start. Memory: a chunk plus its context.
+        The result equals __call__'s for the CNN and segment-RNN systems, and for the statistical SAD on a file of
+        one chunk; the BiGRU sees `context_s` (6 s) around each block instead of the whole recording (its decisions
+        were the whole-file ones on the tests, the real dev set and 10 minutes of espeak-ng speech; not guaranteed),
+        the statistical SAD `context_s` (10 s) around each chunk of a longer file (nearly equal). Silence and
+        clipping are judged on the whole file, as __call__ judges them (common.audio.checked_blocks)."""
         if not chunk_s > 0:
             raise ValueError(f"chunk_s must be positive, got {chunk_s}")
         import soundfile
@@ -276,12 +280,13 @@ class SpeechSegmenter:
             total = round(soundfile.info(name).duration, 1)
         except (RuntimeError, soundfile.LibsndfileError):
             total = None  # iter_audio_blocks names the problem
+        small = all(isinstance(det, NeuralDetector) for det, _ in self.members)
         answered = [False]  # small blocks until the first region is out, then whole chunks
-        blocks = with_last(iter_audio_blocks(path, self.sample_rate, chunk_s, first_s=min(chunk_s, FIRST_BLOCK_S),
-                                             full_now=lambda: answered[0]))
+        blocks = with_last(checked_blocks(
+            iter_audio_blocks(path, self.sample_rate, chunk_s, first_s=min(chunk_s, FIRST_BLOCK_S) if small else None,
+                              full_now=lambda: answered[0]), name, self.sample_rate, allow_silent=True))
         with tqdm(total=total, desc=Path(name).name, unit="s", disable=None if progress else True, leave=False) as bar:
             for block, last in blocks:
-                check_audio(block, f"{name} (at {n / self.sample_rate:.0f} s)", allow_silent=True)
                 n += len(block)
                 bar.update(round(len(block) / self.sample_rate, 1))
                 mask.push(block, final=last)

@@ -161,12 +161,15 @@ class ScoreWindows:
     10 ms frame of WAVE, run on windows with LEFT / RIGHT frames of context; windows start on multiples of ALIGN
     frames (the segment RNN's shift). `push(samples, final)` returns the scores of the frames now kept, in order.
     HOP = 1: the input is already one row per frame (the BiGRU's windows over its front end's output, of ITEM_SHAPE)
-    and SCORE_FN may return rows too."""
+    and SCORE_FN may return rows too. FINAL_FRAMES(samples): the frames the last push ends at (default: the
+    recording's 10 ms frames, rounded up)."""
 
     def __init__(self, score_fn: Callable[[np.ndarray], np.ndarray], left: int, right: int, align: int = 1,
-                 hop: int = HOP, item_shape: Tuple[int, ...] = ()):
+                 hop: int = HOP, item_shape: Tuple[int, ...] = (),
+                 final_frames: Optional[Callable[[int], int]] = None):
         self.score_fn, self.left, self.right, self.align = score_fn, int(left), int(right), max(1, int(align))
         self.hop = int(hop)
+        self.final_frames = final_frames
         self.buf = np.zeros((0,) + tuple(item_shape), dtype=np.float32)
         self.buf_frame = 0  # frame (sample buf_frame * HOP) where buf starts
         self.samples = 0  # seen so far
@@ -180,7 +183,8 @@ class ScoreWindows:
         self.samples += len(samples)
         hop = self.hop
         if final:  # the recording's last frame (ceil)
-            end = keep = n_frames(self.samples, SAMPLE_RATE) if hop == HOP else self.samples
+            end = keep = self.final_frames(self.samples) if self.final_frames is not None else \
+                n_frames(self.samples, SAMPLE_RATE) if hop == HOP else self.samples
         else:
             end = self.samples // hop  # whole frames of samples
             keep = end - self.right
@@ -199,14 +203,21 @@ class ScoreWindows:
 
 class Chain:
     """Two window stages one after the other: FIRST's kept rows are SECOND's input (the BiGRU's front end, then
-    the GRU)."""
+    the GRU). At the end the first gives every STFT row (1 + samples // HOP, one more than the 10 ms frames when
+    the length is a multiple of HOP), as the whole-file call feeds the GRU, and the scores are cut to the frames."""
 
     def __init__(self, first: ScoreWindows, second: ScoreWindows):
         self.first, self.second = first, second
+        self.samples = self.given = 0
 
     def push(self, samples: np.ndarray, final: bool = False) -> np.ndarray:
+        self.samples += len(samples)
         rows = self.first.push(samples, final)
-        return self.second.push(rows, final) if len(rows) or final else np.zeros(0, dtype=np.float32)
+        out = self.second.push(rows, final) if len(rows) or final else np.zeros(0, dtype=np.float32)
+        if final:
+            out = out[: max(0, n_frames(self.samples, SAMPLE_RATE) - self.given)]
+        self.given += len(out)
+        return out
 
 
 class DecisionStream:
@@ -362,7 +373,8 @@ def decision_stream(detector, threshold: float, context_s: Optional[float] = Non
         # the BiGRU in numpy: its front end sees 4 frames, so it runs once per frame on exact windows; only the GRU
         # runs again over the CONTEXT_S on each side of a window (a third less work with 60 s chunks)
         margin = FEATURE_MARGIN + net.context
-        front = ScoreWindows(lambda wave: net.front(stft_magnitude(wave)), margin, margin)
+        front = ScoreWindows(lambda wave: net.front(stft_magnitude(wave)), margin, margin,
+                             final_frames=lambda samples: 1 + samples // HOP)  # every STFT row, as the whole call
         width = front.score_fn(np.zeros(HOP, dtype=np.float32)).shape[1]
         windows = Chain(front, ScoreWindows(net.head, left, right, hop=1, item_shape=(width,)))
         return DecisionStream(windows, decider_of(detector, threshold))

@@ -211,6 +211,8 @@ class Speech2Units:
         self.model, self.feat_conf, self.device, self.card = model, feat_conf, torch_device(device), card or {}
         self.num_codes = int(model.vqvae.codebook.num_codes)
         self.frame_rate = frame_rate(feat_conf)
+        if not max_chunk_s >= 1.0:  # a piece must hold units; pieces under a second are not utterances
+            raise ValueError(f"max_chunk_s must be at least 1 s, got {max_chunk_s}")
         self.chunk_s = float(max_chunk_s)
         self.tail_s = min(TAIL_S, self.chunk_s / 2)
 
@@ -267,7 +269,7 @@ class Speech2Units:
         """(wave at the model's rate, name) of every piece of AUDIO."""
         import soundfile
 
-        from local_models.common.audio import check_audio, iter_audio_blocks
+        from local_models.common.audio import checked_blocks, iter_audio_blocks
 
         sr = self.feat_conf.sample_rate
         piece, tail = int(self.chunk_s * sr), int(self.tail_s * sr)
@@ -281,16 +283,11 @@ class Speech2Units:
             self._check_length(wave, name)
             yield from ((p, name) for p in cut_pieces([wave], piece, tail))
             return
-        name, done = str(audio), [0]
-
-        def checked(blocks):  # a long recording may hold silence: only NaN, clipping and the like are errors
-            for block in blocks:
-                check_audio(block, f"{name} (at {done[0] / sr:.0f} s)", allow_silent=True)
-                done[0] += len(block)
-                yield block
-
-        yield from ((p, name) for p in cut_pieces(checked(iter_audio_blocks(audio, sr, self.chunk_s, first_s=1.0)),
-                                                  piece, tail))
+        name = str(audio)
+        # silence and clipping judged on the whole input after its last block, as a short input's (an all-silent
+        # long file is refused too, once read); each block for NaN / inf as it comes
+        blocks = checked_blocks(iter_audio_blocks(audio, sr, self.chunk_s, first_s=1.0), name, sr)
+        yield from ((p, name) for p in cut_pieces(blocks, piece, tail))
 
     def _encoded(self, audio, sample_rate) -> Iterator[Tuple[np.ndarray, float]]:
         from local_models.common.features import compute
