@@ -271,6 +271,19 @@ def test_a_flipped_bit_never_loads(tmp_path, name):
     assert loaded < 10
 
 
+def test_a_zip_member_of_an_unknown_compression_method_is_a_pack_error(tmp_path):
+    """A flipped bit in a zip's compression-method field makes zipfile raise NotImplementedError: a one-line PackError
+    like any other damage (the flip test above hits that field only now and then: meta.yaml's timestamp moves it)."""
+    archive = make_archive(tmp_path, name="model.zip")
+    raw = bytearray(archive.read_bytes())
+    central = raw.index(b"PK\x01\x02")  # the first central-directory entry; its method is at +10
+    raw[central + 10: central + 12] = (99).to_bytes(2, "little")
+    bad = tmp_path / "method.zip"
+    bad.write_bytes(bytes(raw))
+    with pytest.raises(PackError, match=r"method.zip: corrupt archive \(.*compression"):
+        load_model(bad, paper="sad")
+
+
 def test_a_second_load_reads_the_archive_once_unless_it_changed(tmp_path, monkeypatch):
     """The cache dir is found by the archive's sha256, remembered by path, size and mtime: a settled archive is not
     hashed again; one rewritten (even at the same size, within the clock tick) is, and a flipped bit is refused."""

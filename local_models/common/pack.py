@@ -23,6 +23,7 @@ import tarfile
 import tempfile
 import time
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Callable, Dict, Mapping, Optional, Union
@@ -61,6 +62,10 @@ class PackedModel:
 
 
 # ----------------------------------------------------------------------------- packing
+# what reading a damaged tar / zip raises (a flipped bit in a zip's compression-method field: NotImplementedError;
+# in deflated data: zlib.error)
+CORRUPT = (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, NotImplementedError, zlib.error)
+
 def _stage_name(src: Path, recipe_dir: Path) -> str:
     """Member name of SRC: its path relative to the recipe (so the yaml files' recipe-relative paths still match and
     ESPnet's unpack rewrites them), else resources/<name> for files from elsewhere (e.g. the repo's front-end data)."""
@@ -210,7 +215,7 @@ def verify_members(archive: PathLike, names: Optional[list] = None) -> None:
     try:
         for name, f in _open_members(archive):
             digests[name] = f.read().decode("utf-8") if name == CHECKSUM_NAME else _sha256_of(f)
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, UnicodeDecodeError) as e:
+    except (*CORRUPT, UnicodeDecodeError) as e:
         raise PackError(f"{archive}: corrupt archive ({_one_line(e)})") from None
     for name, want in _parse_checksums(digests.pop(CHECKSUM_NAME), f"{archive}:{CHECKSUM_NAME}").items():
         if name not in digests:
@@ -234,7 +239,7 @@ def _member_names(archive: Path):
             names = [m.name for m in members]
         else:
             raise PackError(f"{archive}: not a model archive (neither tar nor zip)")
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as e:
+    except CORRUPT as e:
         raise PackError(f"{archive}: corrupt archive ({_one_line(e)})") from None
     for name in names:
         p = PurePosixPath(name)
@@ -274,7 +279,7 @@ def unpack_archive(archive: PathLike) -> Path:
     try:
         try:
             unpack(archive, tmp, use_cache=False)
-        except (RuntimeError, tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, yaml.YAMLError) as e:
+        except (RuntimeError, *CORRUPT, yaml.YAMLError) as e:
             raise PackError(f"{archive}: corrupt archive ({_one_line(e)})") from None
         # ESPnet rewrites the yaml files' member paths to absolute ones under tmp: make them point at the target
         for y in tmp.rglob("*.yaml"):
