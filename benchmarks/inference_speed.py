@@ -7,7 +7,7 @@ speech by espeak-ng (a voice of the model's language) with pauses and low noise,
 repeating a set of sentences in the model's language to the word count.
 
   speech-segments  RTF = processing s / audio s; first output = first segment out of iter_segments from a wav file
-                   (blocks of 1 s growing 1.5x up to --chunk_s: the first segment comes once its end is decided)
+                   (the nets: blocks of 1 s growing 1.5x until the first segment, then --chunk_s)
   speech-to-text   LID-free from a wav file (made by the driver, so that the child's peak memory is the decoder's):
                    streaming with the early switch-off, first output = first partial result (--stt_mode stream),
                    and the call the command makes, every decoder to the end (--stt_mode call); both by default.
@@ -107,21 +107,17 @@ def measure_audio(paper: str, model, path: str, seconds: float, voice: str, chun
     command's), streamed as a long recording is read; the fastest of REPEAT runs after a warm-up on 1 s."""
     import soundfile
 
+    def outputs(wav):  # segments, or the units of each piece
+        return model.iter_segments(str(wav), chunk_s=chunk_s) if paper == "sad" else model.stream(str(wav))
+
     with tempfile.TemporaryDirectory() as d:
         warm = Path(d) / "warm.wav"
         soundfile.write(warm, speech_audio(1.0, voice), 16000)
-        if paper == "sad":
-            def run():
-                return model.iter_segments(str(path), chunk_s=chunk_s)
-            list(model.iter_segments(str(warm)))
-        else:
-            def run():
-                return model.stream(str(path))
-            list(model.stream(str(warm)))
+        list(outputs(warm))
         best = None
         for _ in range(max(1, repeat)):
             t0, first, items = time.perf_counter(), None, 0
-            for out in run():
+            for out in outputs(path):
                 first = first if first is not None else time.perf_counter() - t0
                 items += len(out) if paper == "vqvae" else 1
             total = time.perf_counter() - t0
@@ -204,7 +200,7 @@ def find_models():
     return list(found.values())
 
 
-def stt_input(seconds: int, voice: str, d: str) -> str:
+def audio_input(seconds: int, voice: str, d: str) -> str:
     """A wav of SECONDS of speech in VOICE in D (16 kHz, 16-bit: what a user gives the command)."""
     import soundfile
 
@@ -212,6 +208,12 @@ def stt_input(seconds: int, voice: str, d: str) -> str:
     if not path.exists():
         soundfile.write(path, speech_audio(seconds, voice), 16000, subtype="PCM_16")
     return str(path)
+
+
+def shown_path(model: str) -> str:
+    """MODEL relative to the repository when it lies inside it."""
+    p = Path(model).resolve()
+    return str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else model
 
 
 def run_child(model: Path, length: int, timeout: float, chunk_s: float = 60.0, **extra) -> dict:
@@ -244,10 +246,6 @@ def table(rows) -> str:
     return "\n".join(lines)
 
 
-def load_text(load: dict) -> str:
-    return f"1-minute load average {load['load_average_at_start']} on {load['cores']} cores"
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", nargs="*", help="packed archives (default: one per paper found under egs/*/*/exp)")
@@ -277,7 +275,7 @@ def main(argv=None) -> int:
     if not models:
         print("inference_speed: no packed models (run make demo or a recipe's pack stage first)", file=sys.stderr)
         return 1
-    from local_models.common.results import cpu_load
+    from local_models.common.results import cpu_load, load_text
 
     load0 = cpu_load()  # whether other work shared the CPU: the times are upper bounds when it did
     rows = []
@@ -291,10 +289,10 @@ def main(argv=None) -> int:
             runs = [(card.get("system"), {})]
             if paper == "multisoftmax":
                 voice = VOICE.get(next(iter(card.get("languages") or ["en"])), "en-us")  # as the child picks it
-                wav = stt_input(length, voice, tmp.name)
+                wav = audio_input(length, voice, tmp.name)
                 runs = [(f"{card.get('system')} ({mode})", {"wav": wav, "mode": mode}) for mode in args.stt_mode]
             elif paper not in TEXTS:
-                runs = [(card.get("system"), {"wav": stt_input(length, VOICE[paper], tmp.name),
+                runs = [(card.get("system"), {"wav": audio_input(length, VOICE[paper], tmp.name),
                                               "repeat": args.repeat})]
             for system, extra in runs:
                 r = run_child(model, length, args.timeout, args.chunk_s, **extra)
@@ -310,11 +308,11 @@ def main(argv=None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps({"environment": env, "rows": rows}, indent=1))
     md = (f"# Inference speed (one CPU thread; {env['hardware']}; commit {env['commit']}, {env['date']})\n\n"
-          f"Models: {', '.join(sorted({str(Path(r['model']).relative_to(ROOT)) if Path(r['model']).is_relative_to(ROOT) else r['model'] for r in rows}))}. "
-          f"CPU load when it started: {load_text(load0)}; when it ended: {load_text(env['load_end'])} (other work on the "
-          f"machine makes every time an upper bound). speech-segments and speech-to-units: the fastest of {args.repeat} "
-          "runs; the others: one run. Inputs are written by the driver, so peak MiB is the command's process (torch "
-          "included: the child imports it).\n\n" + table(rows) + "\n")
+          f"Models: {', '.join(sorted({shown_path(r['model']) for r in rows}))}."
+          f"{load_text({**load0, 'threads': 1})} At the end the 1-minute load average was "
+          f"{env['load_end']['load_average_at_start']:.2f}. speech-segments and speech-to-units: the fastest of "
+          f"{args.repeat} runs; the others: one run. Inputs are written by the driver, so peak MiB is the command's "
+          "process (torch included: the child imports it).\n\n" + table(rows) + "\n")
     out.with_suffix(".md").write_text(md)
     print(md)
     return 0

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from local_models.common import longtext
-from local_models.common.longtext import join_pieces, level, split_sentences
+from local_models.common.longtext import level, split_sentences
 
 
 def test_a_short_text_is_one_piece_unchanged():
@@ -48,13 +48,6 @@ def test_level_reaches_the_target_and_limits_the_peak():
     whisper = (1e-6 * np.sin(2 * np.pi * 200 * t)).astype(np.float32)  # gain capped at +30 dB
     assert np.abs(level(whisper)).max() == pytest.approx(1e-6 * 10 ** 1.5, rel=1e-3)
     assert not level(np.zeros(10, dtype=np.float32)).any()
-
-
-def test_join_pieces_puts_pauses_between_only():
-    a, b = np.ones(100, dtype=np.float32), 2 * np.ones(50, dtype=np.float32)
-    joined = join_pieces([a, b], 1000, pause_s=0.01)
-    assert joined.tolist() == [1.0] * 100 + [0.0] * 10 + [2.0] * 50
-    assert join_pieces([], 1000).size == 0
 
 
 def test_speak_calls_the_model_per_piece_and_names_a_bad_one():

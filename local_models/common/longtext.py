@@ -7,7 +7,7 @@ its own), each piece brought to one level, joined with short pauses. numpy only.
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -74,19 +74,6 @@ def level(wav: np.ndarray, target_dbfs: float = TARGET_DBFS, max_gain_db: float 
     return (x * gain).astype(np.float32)
 
 
-def join_pieces(wavs: Sequence[np.ndarray], sample_rate: int, pause_s: float = PAUSE_S) -> np.ndarray:
-    """The pieces' wavs one after another with PAUSE_S of silence between two (none at the ends). float32."""
-    if not wavs:
-        return np.zeros(0, dtype=np.float32)
-    gap = np.zeros(int(round(pause_s * sample_rate)), dtype=np.float32)
-    parts: List[np.ndarray] = []
-    for i, w in enumerate(wavs):
-        if i:
-            parts.append(gap)
-        parts.append(np.asarray(w, dtype=np.float32))
-    return np.concatenate(parts)
-
-
 def iter_speak(tts: Callable[..., dict], text: str, speed: float = 1.0, max_chars: int = MAX_CHARS,
                level_dbfs: Optional[float] = TARGET_DBFS, pause_s: float = PAUSE_S) -> Iterator[Tuple[np.ndarray, int]]:
     """(wav, sample_rate) of each piece of TEXT (split_sentences) as soon as TTS (a Text2Speech of either TTS paper)
@@ -102,9 +89,9 @@ def iter_speak(tts: Callable[..., dict], text: str, speed: float = 1.0, max_char
                 raise
             raise ValueError(f"piece {k} of {len(pieces)} ({piece[:40]!r}...): {e}") from None
         sr = out["sample_rate"]
-        wav = out["wav"] if level_dbfs is None else level(out["wav"], level_dbfs)
-        yield (join_pieces([np.zeros(0, dtype=np.float32), wav], sr, pause_s) if k > 1
-               else np.asarray(wav, dtype=np.float32)), sr
+        wav = np.asarray(out["wav"] if level_dbfs is None else level(out["wav"], level_dbfs), dtype=np.float32)
+        gap = np.zeros(int(round(pause_s * sr)) if k > 1 else 0, dtype=np.float32)  # pauses between pieces only
+        yield np.concatenate([gap, wav]), sr
 
 
 def speak(tts: Callable[..., dict], text: str, speed: float = 1.0, max_chars: int = MAX_CHARS,

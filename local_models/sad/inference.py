@@ -131,8 +131,8 @@ OPERATING_POINTS = ("dcf", "fa_bounded")
 
 def at_operating_point(spec: dict, point: str) -> dict:
     """SPEC deciding at POINT: 'dcf' (the dev-tuned lowest-DCF threshold, as packed) or 'fa_bounded' (the lowest dev
-    DCF that keeps music and tone false alarms (those dev has) within the bound on dev: fewer false alarms on music and tones, more
-    misses)."""
+    DCF that keeps music and tone false alarms, of the kinds dev has, within the bound on dev: fewer false alarms on
+    music and tones, more misses)."""
     if point not in OPERATING_POINTS:
         raise ValueError(f"operating point '{point}': one of {', '.join(OPERATING_POINTS)}")
     if point == "dcf":

@@ -169,7 +169,8 @@ class ScoreWindows:
                  final_frames: Optional[Callable[[int], int]] = None):
         self.score_fn, self.left, self.right, self.align = score_fn, int(left), int(right), max(1, int(align))
         self.hop = int(hop)
-        self.final_frames = final_frames
+        self.final_frames = final_frames or (  # the recording's frames (ceil); for rows, every row
+            (lambda n: n_frames(n, SAMPLE_RATE)) if self.hop == HOP else (lambda n: n))
         self.buf = np.zeros((0,) + tuple(item_shape), dtype=np.float32)
         self.buf_frame = 0  # frame (sample buf_frame * HOP) where buf starts
         self.samples = 0  # seen so far
@@ -182,9 +183,8 @@ class ScoreWindows:
         self.buf = np.concatenate([self.buf, np.asarray(samples, dtype=np.float32)])
         self.samples += len(samples)
         hop = self.hop
-        if final:  # the recording's last frame (ceil)
-            end = keep = self.final_frames(self.samples) if self.final_frames is not None else \
-                n_frames(self.samples, SAMPLE_RATE) if hop == HOP else self.samples
+        if final:
+            end = keep = self.final_frames(self.samples)
         else:
             end = self.samples // hop  # whole frames of samples
             keep = end - self.right
@@ -208,14 +208,13 @@ class Chain:
 
     def __init__(self, first: ScoreWindows, second: ScoreWindows):
         self.first, self.second = first, second
-        self.samples = self.given = 0
+        self.given = 0  # scores returned so far
 
     def push(self, samples: np.ndarray, final: bool = False) -> np.ndarray:
-        self.samples += len(samples)
         rows = self.first.push(samples, final)
         out = self.second.push(rows, final) if len(rows) or final else np.zeros(0, dtype=np.float32)
         if final:
-            out = out[: max(0, n_frames(self.samples, SAMPLE_RATE) - self.given)]
+            out = out[: max(0, n_frames(self.first.samples, SAMPLE_RATE) - self.given)]
         self.given += len(out)
         return out
 

@@ -265,8 +265,8 @@ class Speech2Units:
             raise AudioError(f"{name}: {len(wave) / sr:.3f} s of audio, too short for one unit (at least "
                              f"{(STRIDE - 1) * hop / sr:.2f} s)")
 
-    def _pieces(self, audio, sample_rate) -> Iterator[Tuple[np.ndarray, str]]:
-        """(wave at the model's rate, name) of every piece of AUDIO."""
+    def _pieces(self, audio, sample_rate) -> Iterator[np.ndarray]:
+        """The wave at the model's rate of every piece of AUDIO."""
         import soundfile
 
         from local_models.common.audio import checked_blocks, iter_audio_blocks
@@ -281,20 +281,19 @@ class Speech2Units:
         if not long_file:  # one read, every check of the whole input (silent, clipped, ...)
             wave, name = self._read(audio, sample_rate)
             self._check_length(wave, name)
-            yield from ((p, name) for p in cut_pieces([wave], piece, tail))
+            yield from cut_pieces([wave], piece, tail)
             return
-        name = str(audio)
         # silence and clipping judged on the whole input after its last block, as a short input's (an all-silent
         # long file is refused too, once read); each block for NaN / inf as it comes
-        blocks = checked_blocks(iter_audio_blocks(audio, sr, self.chunk_s, first_s=1.0), name, sr)
-        yield from ((p, name) for p in cut_pieces(blocks, piece, tail))
+        blocks = checked_blocks(iter_audio_blocks(audio, sr, self.chunk_s, first_s=1.0), str(audio), sr)
+        yield from cut_pieces(blocks, piece, tail)
 
     def _encoded(self, audio, sample_rate) -> Iterator[Tuple[np.ndarray, float]]:
         from local_models.common.features import compute
 
         from .model import STRIDE
 
-        for wave, _ in self._pieces(audio, sample_rate):
+        for wave in self._pieces(audio, sample_rate):
             feats = compute(wave, self.feat_conf)
             # the piece as one utterance: every frame in one encoder pass (a chunk of floor(T / STRIDE) STRIDE frames
             # would leave the last T mod STRIDE out of the encoder's view, and change its codes)
