@@ -18,29 +18,28 @@ import numpy as np
 
 
 class GriffinLim:
-    """log10-mel (T, n_mels) -> waveform, ESPnet2's Spectrogram2Waveform with the recipe's STFT settings."""
+    """log10-mel (T, n_mels) -> waveform with the recipe's STFT settings: ESPnet2's Spectrogram2Waveform (the mel
+    inverted by the pseudo-inverse of librosa's mel basis, floored at 1e-10), then the project's seeded fast
+    Griffin-Lim (local_models.common.griffin_lim). The inverse basis is made once, not per call as ESPnet does."""
 
     def __init__(self, conf: dict, iters: int):
-        from espnet2.utils.griffin_lim import Spectrogram2Waveform
-
-        self.fs = int(conf["sample_rate"])
-        self.impl = Spectrogram2Waveform(
-            n_fft=int(conf["n_fft"]), n_shift=int(conf["hop_length"]), fs=self.fs, n_mels=int(conf["n_mels"]),
-            win_length=int(conf.get("win_length", conf["n_fft"])), window="hann",
-            fmin=int(float(conf.get("fmin", 0))), fmax=int(float(conf["fmax"])) if "fmax" in conf else None,
-            griffin_lim_iters=iters)
-
-    def __call__(self, logmel: np.ndarray) -> np.ndarray:
         import librosa
 
-        # ESPnet's griffin_lim, but with a fixed random_state: librosa draws the initial phases from
-        # np.random.default_rng(), which np.random.seed does not reach, so the same mel gave another wav each call
-        spc = self.impl.logmel2linear(np.asarray(logmel, dtype=np.float32))
-        kw = self.impl.griffin_lim.keywords
-        mag = np.abs(spc.T)
-        wav = librosa.griffinlim(S=mag, n_iter=kw["n_iter"], hop_length=kw["n_shift"], win_length=kw["win_length"],
-                                 window=kw["window"], center=mag.shape[1] > 1, random_state=0)
-        return wav.astype(np.float32)
+        self.fs = int(conf["sample_rate"])
+        self.n_fft, self.hop = int(conf["n_fft"]), int(conf["hop_length"])
+        self.win = int(conf.get("win_length", conf["n_fft"]))
+        self.iters = int(iters)
+        fmax = float(conf["fmax"]) if "fmax" in conf else self.fs / 2
+        basis = librosa.filters.mel(sr=self.fs, n_fft=self.n_fft, n_mels=int(conf["n_mels"]),
+                                    fmin=int(float(conf.get("fmin", 0))), fmax=int(fmax))
+        self.inv_basis = np.linalg.pinv(basis).astype(np.float32)
+
+    def __call__(self, logmel: np.ndarray) -> np.ndarray:
+        from local_models.common.griffin_lim import griffin_lim
+
+        mel = np.power(10.0, np.asarray(logmel, dtype=np.float32))
+        mag = np.maximum(1e-10, mel @ self.inv_basis.T)
+        return griffin_lim(mag, self.n_fft, self.hop, self.win, self.iters)
 
 
 class PWGVocoder:

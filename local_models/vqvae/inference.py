@@ -60,12 +60,12 @@ def write_bitrate(out: Path, codes: dict, num_codes: int, utt2dur: str,
 # ----------------------------------------------------------------------------- resynthesis
 def griffin_lim(mag: np.ndarray, sample_rate: int, n_fft: int, win_ms: float, hop_ms: float,
                 n_iter: int) -> np.ndarray:
-    """Wave of a (T, n_fft / 2 + 1) linear magnitude spectrogram (librosa, Hann window, centred frames)."""
-    import librosa
+    """Wave of a (T, n_fft / 2 + 1) linear magnitude spectrogram (Hann window, centred frames; seeded fast
+    Griffin-Lim, local_models.common.griffin_lim)."""
+    from local_models.common.griffin_lim import griffin_lim as reconstruct
 
     hop, win = int(sample_rate * hop_ms / 1000), int(sample_rate * win_ms / 1000)
-    return librosa.griffinlim(mag.T, n_iter=n_iter, hop_length=hop, win_length=win,
-                              n_fft=n_fft, window="hann", center=True, random_state=0)
+    return reconstruct(mag, n_fft, hop, win, n_iter)
 
 
 def level(wave: np.ndarray) -> Tuple[np.ndarray, float]:
