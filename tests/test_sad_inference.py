@@ -266,6 +266,30 @@ def test_segments_come_out_while_the_file_is_read(packed, monkeypatch):
     assert [first] + rest == load(packed, "cnn_hmm")(packed["wav"])
 
 
+def test_a_short_file_is_read_in_one_block(packed, monkeypatch, tmp_path):
+    """A file of at most ONE_BLOCK_UP_TO_S seconds is one block (no growing blocks: the BiGRU would rerun its
+    context at each), with the whole-file regions."""
+    import soundfile
+
+    from local_models.sad import inference
+
+    read = []
+
+    def counting(path, rate, block_s, **kw):
+        for block in streaming_blocks(path, rate, block_s, **kw):
+            read.append(len(block) / SR)
+            yield block
+
+    streaming_blocks = inference.iter_audio_blocks
+    monkeypatch.setattr(inference, "iter_audio_blocks", counting)
+    short = tmp_path / "short.wav"
+    soundfile.write(short, packed["wave"][: int(12 * SR)], SR)
+    assert 12.0 <= inference.ONE_BLOCK_UP_TO_S
+    seg = load(packed, "cnn_hmm")
+    assert list(seg.iter_segments(short, chunk_s=60.0)) == seg(short)
+    assert read == [12.0]
+
+
 def test_any_rate_and_channels(packed):
     seg = load(packed, "cnn_hmm")
     wave = packed["wave"]
