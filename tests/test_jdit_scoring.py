@@ -227,3 +227,52 @@ def test_readme_cell_reads_the_interval_verdicts(tmp_path):
     old = ["`test` MCD: JDI-T (ours) 9.44 dB, FastSpeech 11.03 dB, Transformer 12.39 dB"]
     assert cell("egs/kss/tts1", old) == (f"MCD JDI-T 9.44 vs FastSpeech 11.03 dB (paper MOS 3.52 vs 3.23): {HOLDS}",
                                          True)
+
+
+def _variant(root, name, errors, n_utts=12, tokens=8, seed=0):
+    """A work dir whose JDI-T aligner is off by ERRORS frames on every token (alternating sign) of dev."""
+    rng = np.random.default_rng(seed)
+    work = root / name
+    (work / "data" / "dev").mkdir(parents=True)
+    align = work / "exp" / "tts_jdit" / "align_dev"
+    align.mkdir(parents=True)
+    true, hyp = [], []
+    for i in range(n_utts):
+        d = rng.integers(3, 12, tokens)
+        e = np.where(np.arange(tokens) % 2 == 0, errors, -errors)
+        true.append(f"u{i:02d} " + " ".join(map(str, d)))
+        hyp.append(f"u{i:02d} " + " ".join(map(str, np.maximum(0, d + e))))
+    (work / "data" / "dev" / "durations").write_text("\n".join(true) + "\n")
+    (align / "durations_aligner").write_text("\n".join(hyp) + "\n")
+    return work
+
+
+def test_choose_keeps_a_departure_only_when_its_interval_is_below_the_paper(tmp_path):
+    paper = _variant(tmp_path, "paper", 2)
+    better = _variant(tmp_path, "departures", 1)
+    kept, lines = report.choose({"departures": better, "paper": paper})
+    text = "\n".join(lines)
+    assert kept == "departures" and "Kept: **departures**" in text
+    assert "| departures |" in text and "-1.00 [-1.00, -1.00]" in text  # 1 frame better on every token
+    # no better than the paper's settings: the paper's are kept (the default wins a tie)
+    same = _variant(tmp_path, "same", 2)
+    assert report.choose({"same": same, "paper": paper})[0] == "paper"
+    worse = _variant(tmp_path, "worse", 3)
+    assert report.choose({"worse": worse, "paper": paper})[0] == "paper"
+    # a variant without its dev alignment: named
+    (worse / "exp" / "tts_jdit" / "align_dev" / "durations_aligner").unlink()
+    with pytest.raises(FileNotFoundError, match="align_dev"):
+        report.choose({"worse": worse, "paper": paper})
+    with pytest.raises(ValueError, match="'paper'"):
+        report.choose({"worse": worse})
+
+
+def test_jdit_choose_command(tmp_path, capsys):
+    from local_models.bin import jdit_choose
+
+    paper, better = _variant(tmp_path, "paper", 2), _variant(tmp_path, "departures", 1)
+    out = tmp_path / "choice.md"
+    assert jdit_choose.main(["--out", str(out), f"departures={better}", f"paper={paper}"]) == 0
+    assert capsys.readouterr().out.strip() == "departures" and "Kept: **departures**" in out.read_text()
+    with pytest.raises(ValueError, match="NAME=WORKDIR"):
+        jdit_choose.main(["--out", str(out), "paper"])

@@ -15,7 +15,7 @@ import math
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Mapping, Optional, Sequence, Union
+from typing import Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -817,3 +817,53 @@ def record_looks(opts: ScoreOptions, scored: Sequence[str]) -> dict:
     if not looks["looks"] and old.is_file():
         return json.loads(old.read_text(encoding="utf-8")).get("sealed_looks") or looks
     return looks
+
+
+# ----------------------------------------------------------------------------- choosing settings on dev
+def choose(variants: dict, dev_set: str = "dev", default: str = "paper") -> Tuple[str, list]:
+    """(kept variant, markdown lines) of JDI-T variants trained apart (VARIANTS: {name: work dir with exp/ and data/},
+    each scored on DEV_SET by stages 5-6). The rule, fixed before the numbers: the variant with the lower aligner
+    duration MAE on DEV_SET (attention argmax, teacher forced, against the engine events; token-pooled) is kept when
+    the 95 % interval of its difference from DEFAULT's (paired bootstrap over utterances) lies below zero; else
+    DEFAULT (the paper's settings) is kept."""
+    if default not in variants or len(variants) < 2:
+        raise ValueError(f"choose: give {default!r} and at least one other variant, got {', '.join(variants)}")
+    tables = {}
+    for name, work in variants.items():
+        work = Path(work)
+        true = work / "data" / dev_set / REFERENCES["events"]
+        if not true.is_file():
+            raise FileNotFoundError(f"{true}: missing (stage 3 writes the true durations of {dev_set})")
+        t = duration_table(work / "exp", work / "data", dev_set, true)
+        if "jdit_aligner" not in t:
+            raise FileNotFoundError(f"{work / 'exp' / 'tts_jdit' / f'align_{dev_set}'}: no aligner durations "
+                                    f"(stage 5 aligns --dev-set {dev_set})")
+        tables[name] = t
+    utts = sorted(set.intersection(*(set(t["jdit_aligner"]["per_utt"]) for t in tables.values())))
+    base = tables[default]["jdit_aligner"]["per_utt"]
+    L = [f"# JDI-T's aligner settings chosen on `{dev_set}`", "",
+         f"Written by `local_models/bin/jdit_choose.py` (egs/kss/tts1/local/choose_departures.sh) from the runs' own "
+         f"stage-5 alignments of `{dev_set}` ({len(utts)} utterances, "
+         f"{sum(base[u][1] for u in utts)} tokens). Rule, fixed before the runs: the variant with the lower aligner "
+         f"duration MAE (attention argmax, teacher forced, against the engine events, token-pooled) is kept when the "
+         f"95 % interval of its difference from `{default}` (paired bootstrap over utterances) lies below zero; "
+         f"otherwise `{default}` (the paper's settings) is kept. One training seed per variant.", "",
+         "| variant | work dir | aligner MAE (frames) | best monotonic path MAE | predictor MAE | uniform MAE | "
+         f"difference from `{default}` |", "|---|---|---|---|---|---|---|"]
+    kept, best = default, None
+    for name, t in tables.items():
+        cur = t["jdit_aligner"]["per_utt"]
+        if name == default:
+            diff = "—"
+        else:
+            iv = V.bootstrap(lambda a, b, c, d: pooled_mean(a, b) - pooled_mean(c, d),
+                             [cur[u][0] for u in utts], [cur[u][1] for u in utts],
+                             [base[u][0] for u in utts], [base[u][1] for u in utts], what="utterances")
+            diff = iv.text()
+            if iv.high < 0 and (best is None or iv.estimate < best):
+                kept, best = name, iv.estimate
+        row = [fmt(t.get(k, {}).get("mae_frames")) for k in ("jdit_aligner", "jdit_aligner_viterbi",
+                                                             "jdit_predictor", "uniform")]
+        L.append(f"| {name} | `{variants[name]}` | " + " | ".join(row) + f" | {diff} |")
+    L += ["", f"Kept: **{kept}**."]
+    return kept, L
