@@ -118,20 +118,20 @@ def write_system(recipe: Path, system: str, vocoder: str = "griffin_lim") -> Pat
     return exp
 
 
-def write_pwg(recipe: Path) -> str:
-    """A random tiny Parallel WaveGAN as jdit_pwg_train leaves it: exp/vocoder_pwg/{checkpoint.pkl,config.yml}."""
+def write_pwg(recipe: Path, name: str = "pwg") -> str:
+    """A random tiny Parallel WaveGAN (NAME pwg) or Multi-band MelGAN (mbmelgan) as jdit_pwg_train leaves it:
+    exp/vocoder_NAME/{checkpoint.pkl,config.yml}."""
     from local_models.common.compat import import_parallel_wavegan_models
 
-    ParallelWaveGANGenerator = import_parallel_wavegan_models().ParallelWaveGANGenerator
-
-    conf = yaml.safe_load((RECIPE / "conf/tuning/train_pwg_tiny.yaml").read_text())
-    d = recipe / "exp" / "vocoder_pwg"
+    conf = yaml.safe_load((RECIPE / f"conf/tuning/train_{name}_tiny.yaml").read_text())
+    generator = getattr(import_parallel_wavegan_models(), conf["generator_type"])
+    d = recipe / "exp" / f"vocoder_{name}"
     d.mkdir(parents=True)
     torch.manual_seed(0)
-    gen = ParallelWaveGANGenerator(**conf["generator_params"])
+    gen = generator(**conf["generator_params"])
     torch.save({"model": {"generator": gen.state_dict()}, "steps": 2}, d / "checkpoint.pkl")
     (d / "config.yml").write_text(yaml.dump(conf, Dumper=yaml.Dumper))
-    return "exp/vocoder_pwg/checkpoint.pkl"
+    return f"exp/vocoder_{name}/checkpoint.pkl"
 
 
 def fake_recipe(root: Path, systems=("jdit",), vocoder="griffin_lim") -> Path:
@@ -148,8 +148,8 @@ def fake_recipe(root: Path, systems=("jdit",), vocoder="griffin_lim") -> Path:
     feats = rng.normal(-2.0, 0.7, (500, 80))
     np.savez(recipe / "dump" / "train" / "feats_stats.npz", count=np.array(500), sum=feats.sum(0),
              sum_square=(feats ** 2).sum(0))
-    if vocoder == "pwg":
-        vocoder = write_pwg(recipe)
+    if vocoder in ("pwg", "mbmelgan"):
+        vocoder = write_pwg(recipe, vocoder)
     for s in systems:
         write_system(recipe, s, vocoder)
     results = {"corpus": "toy", "systems": {s: {"test": {"mcd": 9.5 + i}} for i, s in enumerate(systems)}}
@@ -250,6 +250,29 @@ def test_exp_dir_speaks_from_any_directory(tmp_path, capsys, monkeypatch):
     (exp / "3epoch.pth").unlink()
     with pytest.raises(FileNotFoundError, match="no valid.loss.best.pth and no <N>epoch.pth"):
         Text2Speech.from_pretrained(exp)
+
+
+def test_packed_multiband_melgan_speaks_and_griffin_lim_stays_at_hand(tmp_path, capsys):
+    """A JDI-T packed with the recipe's Multi-band MelGAN speaks through it (PQMF: 4 sub-bands back to hop samples
+    a frame); --vocoder griffin_lim (from_pretrained(vocoder='griffin_lim')) swaps in Griffin-Lim, on the same mel."""
+    recipe = fake_recipe(tmp_path, vocoder="mbmelgan")
+    archive = pack_system(recipe, "tts_jdit", tmp_path / "jdit.tar.gz")
+    shutil.rmtree(recipe)
+    tts = Text2Speech.from_pretrained(archive)
+    assert tts.card["vocoder"].startswith("Multi-band MelGAN") and type(tts.vocoder).__name__ == "PWGVocoder"
+    assert tts.vocoder.model.pqmf.subbands == 4
+    out = tts("안녕, 3번!")
+    frames = int(out["durations"].sum())
+    assert len(out["wav"]) == frames * 256 and np.abs(out["wav"]).max() > 0
+    gl = Text2Speech.from_pretrained(archive, vocoder="griffin_lim")
+    assert type(gl.vocoder).__name__ == "GriffinLim" and gl.synthesis["vocoder"]["type"] == "griffin_lim"
+    other = gl("안녕, 3번!")
+    np.testing.assert_array_equal(other["mel"], out["mel"])
+    assert len(other["wav"]) == (frames - 1) * 256 and not np.allclose(other["wav"][:1000], out["wav"][:1000])
+    with pytest.raises(ValueError, match="vocoder 'pwg'"):
+        Text2Speech.from_pretrained(archive, vocoder="pwg")
+    rc, cap = tts_cli(capsys, "--model", archive, "--text", "안녕", "--vocoder", "griffin_lim", "-o", tmp_path / "a.wav")
+    assert rc == 0 and (tmp_path / "a.wav").is_file()
 
 
 def test_baselines_with_parallel_wavegan(tmp_path):

@@ -1,6 +1,7 @@
 """egs/kss/tts1 scoring (local_models/jdit/metrics.py, report.py): the length-penalising MCD beside the DTW MCD,
 baselines that did not converge left out of the ordering, and the interval verdicts (common/verdict.py)."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -276,3 +277,25 @@ def test_jdit_choose_command(tmp_path, capsys):
     assert capsys.readouterr().out.strip() == "departures" and "Kept: **departures**" in out.read_text()
     with pytest.raises(ValueError, match="NAME=WORKDIR"):
         jdit_choose.main(["--out", str(out), "paper"])
+
+
+def test_vocoder_summary_names_each_architecture(tmp_path):
+    """exp/vocoder_<name>: the steps trained and the generator, for Parallel WaveGAN and Multi-band MelGAN; whether
+    the adversarial loss ever ran."""
+    import shutil
+
+    import yaml
+
+    recipe = Path(__file__).resolve().parents[1] / "egs" / "kss" / "tts1" / "conf" / "tuning"
+    for name, want in (("pwg", "10 layers x 16 residual channels"),
+                       ("mbmelgan", "4 sub-bands, 128 channels, upsampling 4 x 4 x 4")):
+        d = tmp_path / f"vocoder_{name}"
+        d.mkdir()
+        shutil.copy(recipe / f"train_{name}_tiny.yaml", d / "config.yml")
+        (d / "checkpoint-500steps.pkl").write_bytes(b"")
+        text = report.vocoder_summary(d)
+        assert text.startswith("500 steps") and want in text, text
+        conf = yaml.safe_load((d / "config.yml").read_text())
+        adversarial = conf["discriminator_train_start_steps"] < conf["train_max_steps"]
+        assert ("adversarial loss from step" in text) == adversarial and ("STFT losses only" in text) != adversarial
+    assert report.vocoder_summary(tmp_path / "nothing") == ""

@@ -61,6 +61,8 @@ def test_functions():
     assert [systems.vocoder_of(w, "griffin_lim") for w in ("main", "alt")] == ["griffin_lim", systems.PWG_MODEL]
     assert [systems.vocoder_of(w, "pwg") for w in ("main", "alt")] == [systems.PWG_MODEL, "griffin_lim"]
     assert [systems.vocoder_of(w, "a/b.pkl") for w in ("main", "alt")] == ["a/b.pkl", "griffin_lim"]
+    assert [systems.vocoder_of(w, "mbmelgan") for w in ("main", "alt")] == [
+        "exp/vocoder_mbmelgan/checkpoint.pkl", "griffin_lim"]
     assert [systems.alt_name(v) for v in ("griffin_lim", "pwg", "a/b.pkl")] == ["pwg", "griffin_lim", "griffin_lim"]
     with pytest.raises(ValueError, match="--vocoder wavenet"):
         systems.vocoder_of("main", "wavenet")

@@ -21,8 +21,9 @@ exact count is pinned and the comment says why. The JDI-T, VQ-VAE and SAD papers
 SAD paper's Table 1 gives layer shapes only); the JDI-T config's own comment does (41.9 M with 75 tokens, the
 aligner 4.5 M), and that is checked.
 
-train_pwg.yaml (Parallel WaveGAN, the KSS vocoder) has no ESPnet task: it goes through local_models.bin.jdit_pwg_train,
-the recipe's entry point around the parallel-wavegan trainer, for one generator and one discriminator update.
+train_pwg.yaml (Parallel WaveGAN, the KSS vocoder) and train_mbmelgan.yaml (Multi-band MelGAN, the fast one) have no
+ESPnet task: they go through local_models.bin.jdit_pwg_train, the recipe's entry point around the parallel-wavegan
+trainer, for one generator and one discriminator update.
 """
 from __future__ import annotations
 
@@ -366,9 +367,10 @@ CASES: Dict[str, Case] = {
 
 
 def test_every_paper_size_config_is_tested():
-    """A paper-size config added to a recipe must get a case here (train_pwg.yaml: its own test below)."""
+    """A paper-size config added to a recipe must get a case here (the vocoders train_pwg.yaml and train_mbmelgan.yaml:
+    their own test below)."""
     on_disk = {p for p in ROOT.glob("egs/*/*/conf/tuning/train*.yaml") if not p.stem.endswith(("_tiny", "_smoke"))}
-    assert on_disk == {c.conf for c in CASES.values()} | {KSS / "train_pwg.yaml"}
+    assert on_disk == {c.conf for c in CASES.values()} | {KSS / "train_pwg.yaml", KSS / "train_mbmelgan.yaml"}
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -436,8 +438,10 @@ def test_indic_table6_parameter_counts(system, paper, ours, tmp_path):
 
 # ----------------------------------------------------------------------------- Parallel WaveGAN (KSS vocoder)
 
-def test_pwg_paper_config_trains_through_pwg_train(tmp_path, monkeypatch):
-    """train_pwg.yaml through local_models.bin.jdit_pwg_train (run.sh stage 4), with a tiny run: 2 windows of 2560
+@pytest.mark.parametrize("name", ["pwg", "mbmelgan"])
+def test_pwg_paper_config_trains_through_pwg_train(tmp_path, monkeypatch, name):
+    """train_<name>.yaml (Parallel WaveGAN; Multi-band MelGAN) through local_models.bin.jdit_pwg_train (run.sh stage
+    4), with a tiny run: 2 windows of 2560
     samples, the discriminator on from the start, 2 trainer steps (parallel-wavegan updates nothing at step 0:
     `steps > *_train_start_steps`), no evaluation. The models, losses, optimisers and schedulers are the config's."""
     import kaldiio
@@ -451,11 +455,11 @@ def test_pwg_paper_config_trains_through_pwg_train(tmp_path, monkeypatch):
     from local_models.jdit.vocoder import load_config
     from parallel_wavegan.bin import train as pwg
 
-    config = load_config(KSS / "train_pwg.yaml")
+    config = load_config(KSS / f"train_{name}.yaml")
     hop = config["hop_size"]
     config.update(batch_size=2, batch_max_steps=10 * hop, discriminator_train_start_steps=0, train_max_steps=2,
                   num_workers=0, pin_memory=False)
-    conf = tmp_path / "train_pwg.yaml"
+    conf = tmp_path / f"train_{name}.yaml"
     conf.write_text(yaml.safe_dump(config))
 
     rng = np.random.default_rng(0)

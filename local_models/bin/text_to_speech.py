@@ -40,13 +40,16 @@ def get_parser() -> argparse.ArgumentParser:
     p.add_argument("--level_dbfs", type=float, default=-20.0,
                    help="RMS level of each piece's voiced part (default -20 dBFS; at most +30 dB of gain, peak <= 0.99)")
     p.add_argument("--raw_level", action="store_true", help="keep the model's level: no levelling, no limiter")
+    p.add_argument("--vocoder", choices=("packed", "griffin_lim"), default="packed",
+                   help="JDI-T: the vocoder the model was packed with (default: the recipe's choice, e.g. its "
+                        "Multi-band MelGAN) or Griffin-Lim; SALAD speaks through WORLD only")
     p.add_argument("--paper", choices=sorted(PAPERS),
                    help="which model an exp dir holds (an archive's model card says it; needed for exp dirs only)")
     add_keep_going_arg(p)
     return p
 
 
-def load_synthesiser(model: str, paper, device: str):
+def load_synthesiser(model: str, paper, device: str, vocoder: str = "packed"):
     from local_models.common.pack import read_card  # not for --help: it loads yaml
 
     card = read_card(model)
@@ -56,7 +59,12 @@ def load_synthesiser(model: str, paper, device: str):
     if paper not in PAPERS:
         raise ValueError(f"{model}: a '{paper}' model does not speak text (text-to-speech takes "
                          f"{' or '.join(PAPERS.values())} models)")
+    if paper != "jdit" and vocoder != "packed":
+        raise ValueError(f"{model}: --vocoder {vocoder}: a {PAPERS[paper]} model speaks through WORLD only")
     inference = importlib.import_module(f"local_models.{paper}.inference")
+    if paper == "jdit":
+        return inference.Text2Speech.from_pretrained(model, device=device,
+                                                     vocoder=None if vocoder == "packed" else vocoder)
     return inference.Text2Speech.from_pretrained(model, device=device)
 
 
@@ -80,7 +88,7 @@ def main(argv=None) -> int:
     args = get_parser().parse_args(argv)
     texts = {where: (text, out) for where, text, out in texts_of(args)}
     set_threads(args.threads)
-    tts = load_synthesiser(args.model, args.paper, args.device)
+    tts = load_synthesiser(args.model, args.paper, args.device, args.vocoder)
     loop = InputLoop(list(texts), "text-to-speech", args.keep_going,
                      seconds=lambda _where, result: len(result["wav"]) / result["sample_rate"])
     done = []

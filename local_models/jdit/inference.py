@@ -286,8 +286,12 @@ class Text2Speech(LongText):
         self.autoregressive = type(model.tts).__name__ in ("Tacotron2", "Transformer")
 
     @classmethod
-    def from_pretrained(cls, path, device="cpu") -> "Text2Speech":
-        """PATH: an archive of the recipe's pack stage, an unpacked one, or an exp/tts_<system> dir."""
+    def from_pretrained(cls, path, device="cpu", vocoder: Optional[str] = None) -> "Text2Speech":
+        """PATH: an archive of the recipe's pack stage, an unpacked one, or an exp/tts_<system> dir. VOCODER: None
+        (the one the model was packed with: Griffin-Lim, or the recipe's Parallel WaveGAN / Multi-band MelGAN) or
+        'griffin_lim' (its iterations as packed, else 32)."""
+        if vocoder not in (None, "griffin_lim"):
+            raise ValueError(f"vocoder {vocoder!r}: None (the packed one) or 'griffin_lim'")
         import yaml
 
         from local_models.common.pack import load_model
@@ -302,11 +306,13 @@ class Text2Speech(LongText):
         fbank = read_fbank_conf(files["fbank_conf"])
         model, conf = build_model(files, dev)
         voc = synthesis["vocoder"]
-        if voc["type"] == "griffin_lim":
-            vocoder = GriffinLim(fbank, int(voc["iters"]))
+        if voc["type"] == "griffin_lim" or vocoder == "griffin_lim":
+            synthesis = {**synthesis, "vocoder": {"type": "griffin_lim", "iters": int(voc.get("iters", 32))}}
+            wave_maker = GriffinLim(fbank, synthesis["vocoder"]["iters"])
         else:
-            vocoder = PWGVocoder(str(packed.file("vocoder_file")), fbank, dev, config=packed.file("vocoder_config"))
-        return cls(model, conf, synthesis, fbank, vocoder, dev, packed.card)
+            wave_maker = PWGVocoder(str(packed.file("vocoder_file")), fbank, dev,
+                                    config=packed.file("vocoder_config"))
+        return cls(model, conf, synthesis, fbank, wave_maker, dev, packed.card)
 
     def tokens(self, text: str) -> list:
         """TEXT's tokens as the model reads them (front end; ValueError for what it cannot read)."""

@@ -34,7 +34,7 @@ from local_models.common.datadir import atomic_open, read_table
 from local_models.common.pack import pack_model
 
 from .phonemes import LANGUAGE_NAMES, token_type_of
-from .systems import AUTOREGRESSIVE, DESCRIPTIONS
+from .systems import AUTOREGRESSIVE, DESCRIPTIONS, VOCODER_LABELS
 
 RECIPE = "egs/kss/tts1"
 USAGE_TEXT = {"ko": "안녕하세요, 3월 1일입니다.", "es": "Un pato y una rana."}  # the model card's example
@@ -142,7 +142,8 @@ def synthesis_settings(exp_dir: Path) -> dict:
            "sample_rate": int(fbank["sample_rate"]), "hop_length": int(fbank["hop_length"]),
            "autoregressive": system_key(exp_dir) in AUTOREGRESSIVE, "decode": dict(DECODE_DEFAULTS),
            "vocoder": {"type": "griffin_lim", "iters": voc["griffin_lim_iters"]} if voc["vocoder"] == "griffin_lim"
-           else {"type": "parallel_wavegan"}}
+           else {"type": "parallel_wavegan", "name": VOCODER_LABELS.get(Path(voc["vocoder"]).parent.name,
+                                                                  "Parallel WaveGAN")}}
     out["vocoder"]["chosen_from"] = voc["from"]
     return out
 
@@ -188,7 +189,7 @@ def card_of(exp_dir: Path, files: Dict[str, Path], synthesis: dict) -> dict:
             "sample_rate": synthesis["sample_rate"],
             "training": {**size, **training_length(exp_dir, conf, size["utterances"], files["model_file"])},
             "vocoder": (f"Griffin-Lim, {voc['iters']} iterations" if voc["type"] == "griffin_lim"
-                        else "Parallel WaveGAN trained by the recipe (exp/vocoder_pwg)"),
+                        else f"{voc.get('name', 'Parallel WaveGAN')} trained by the recipe (stage 4)"),
             "metrics": res.get("systems", {}).get(key, {}),
             "metrics_note": "per test set: mcd (dB, DTW), lf0_rmse, vuv_error, rtf ...: exp/results.json; "
                             "docs/metrics.md defines them",

@@ -29,7 +29,7 @@ from local_models.common.training import epochs_run
 from .metrics import (SKIP_TOKENS, attention_failures, attention_path, duration_accuracy, read_durations,
                       strip_eos, uniform_durations)
 from .phonemes import token_type_of
-from .systems import AUTOREGRESSIVE, GT_MEL_ROWS, LABELS, PAPER_MOS, PAPER_ROWS, TEACHER
+from .systems import AUTOREGRESSIVE, GT_MEL_ROWS, LABELS, PAPER_MOS, PAPER_ROWS, TEACHER, VOCODER_LABELS
 from .vocoder import checkpoints
 
 SILENT_PEAK = 0.01  # a synthesised wav whose peak stays below this is called silent
@@ -115,7 +115,8 @@ def decode_metrics(d: Path) -> dict:
     synth = json.loads((d / "synth.json").read_text())
     per = synth["per_utt"].values()
     vocoder = synth.get("vocoder", "unknown")
-    out.update(vocoder=vocoder if vocoder in ("griffin_lim", "unknown") else Path(vocoder).name,
+    # a checkpoint is named by its exp dir (vocoder_pwg, vocoder_mbmelgan): every trained one is checkpoint.pkl
+    out.update(vocoder=vocoder if vocoder in ("griffin_lim", "unknown") else Path(vocoder).parent.name or vocoder,
                utterances=synth["utterances"], audio_seconds=synth["audio_seconds"], rtf=synth["acoustic_rtf"],
                vocoder_rtf=synth["vocoder_rtf"], threads=synth["threads"],
                silent=sum(p["peak"] < SILENT_PEAK for p in per), over_full_scale=sum(p["peak"] > 1.0 for p in per),
@@ -166,7 +167,8 @@ def aligner_summary(exp_dir: Path) -> str:
 
 
 def vocoder_summary(exp_dir: Path) -> str:
-    """'N steps (generator L layers x C channels, ...)' of a Parallel WaveGAN trained by jdit_pwg_train ('' if none)."""
+    """'N steps (generator L layers x C channels, ...)' of a Parallel WaveGAN or Multi-band MelGAN trained by
+    jdit_pwg_train ('' if none)."""
     import yaml
 
     conf = exp_dir / "config.yml"
@@ -175,9 +177,16 @@ def vocoder_summary(exp_dir: Path) -> str:
         return ""
     c = yaml.safe_load(conf.read_text())
     g = c["generator_params"]
-    return (f"{done[-1][0]} steps (of train_max_steps {c['train_max_steps']}; adversarial loss from step "
-            f"{c['discriminator_train_start_steps']}), generator {g['layers']} layers x {g['residual_channels']} "
-            f"residual channels, batch {c['batch_size']} x {c['batch_max_steps']} samples")
+    adv = c["discriminator_train_start_steps"]
+    adv = (f"adversarial loss from step {adv}" if adv < c["train_max_steps"]
+           else "STFT losses only: the discriminator starts after the last step")
+    if c.get("generator_type") == "MelGANGenerator":
+        gen = (f"generator {g['out_channels']} sub-bands, {g['channels']} channels, upsampling "
+               f"{' x '.join(map(str, g['upsample_scales']))}, {g['stacks']} residual blocks per stage")
+    else:
+        gen = f"generator {g['layers']} layers x {g['residual_channels']} residual channels"
+    return (f"{done[-1][0]} steps (of train_max_steps {c['train_max_steps']}; {adv}), {gen}, batch "
+            f"{c['batch_size']} x {c['batch_max_steps']} samples")
 
 
 def row_name(name: str, sets: dict) -> str:
@@ -185,7 +194,8 @@ def row_name(name: str, sets: dict) -> str:
     if not name.startswith("gt_mel"):
         return LABELS.get(name, name)
     vocoder = next(iter(sets.values()))["vocoder"] if sets else "unknown"
-    return "GT mel" + {"griffin_lim": " + Griffin-Lim", "unknown": ""}.get(vocoder, " + Parallel WaveGAN")
+    return "GT mel" + {"griffin_lim": " + Griffin-Lim", "unknown": ""}.get(
+        vocoder, f" + {VOCODER_LABELS.get(vocoder, 'Parallel WaveGAN')}")
 
 
 def fmt(v, digits=2, pct=False):
@@ -286,8 +296,9 @@ def write_results_json(opts: ScoreOptions, rows, durs, judged: dict, looks: dict
         if judged["main_set"] in systems.get(name, {}):
             systems[name][judged["main_set"]]["not_converged"] = judged["not_converged"].get(name)
     trained = {s: Path(exp) / f"tts_{s}" for s in opts.systems if (Path(exp) / f"tts_{s}" / "config.yaml").is_file()}
-    if (Path(exp) / "vocoder_pwg" / "checkpoint.pkl").is_file():
-        trained["vocoder_pwg"] = Path(exp) / "vocoder_pwg"
+    for voc in VOCODER_LABELS:
+        if (Path(exp) / voc / "checkpoint.pkl").is_file():
+            trained[voc] = Path(exp) / voc
     return update_results(Path(exp) / "results.json", "egs/kss/tts1", opts.corpus, systems,
                           extra={"sealed_looks": looks, "verdicts": judged["lines"]}, trained=trained,
                           headline=lambda _: headline(exp, opts.sets, rows, durs, judged))
@@ -483,8 +494,16 @@ def _intro_lines(corpus: str, systems: Sequence[str], exp, rows, env=None) -> li
               "paper's Parallel WaveGAN, so absolute MCDs include Griffin-Lim's own distortion (the GT mel + "
               "Griffin-Lim row)." + (f" {pwg}: its row on the reference mels says whether it would do better "
                                       "(`--vocoder pwg` vocodes the systems with it)." if pwg else ""), ""]
-    elif vocoders:
+    elif vocoders == ["vocoder_pwg"]:
         L += [f"Vocoder of the systems: {', '.join(vocoders)}" + (f" = {pwg}." if pwg else "."), ""]
+    elif vocoders:
+        L += [f"Vocoder of the systems: {', '.join(VOCODER_LABELS.get(v, v) for v in vocoders)}."
+              + (f" {pwg}." if pwg else ""), ""]
+    mbm = vocoder_summary(Path(exp) / "vocoder_mbmelgan")
+    if mbm:
+        L += [f"Multi-band MelGAN trained by this recipe (stage 4 with --train-mbmelgan true, `exp/vocoder_mbmelgan`), "
+              f"the fast neural vocoder the packed models can speak through: {mbm}; its paper trained 1M steps "
+              "(conf/tuning/train_mbmelgan.yaml).", ""]
     training = {name: training_summary(Path(exp) / f"tts_{name}") for name in systems}
     if any(training.values()):
         steps = [int(m.group(1)) for t in training.values() for m in [re.search(r"\((\d+) steps", t)] if m]
@@ -522,7 +541,7 @@ def _table1_lines(systems: Sequence[str], gt_mel_rows: Sequence[str], rows, main
         m = rows.get(name, {}).get(main_set) if main_set else None
         # the paper's GT mel row is Parallel WaveGAN on the reference mels
         pi, pk = PAPER_MOS["gt_mel"] if name.startswith("gt_mel") else PAPER_MOS[name]
-        if name.startswith("gt_mel") and m is not None and m["vocoder"] == "griffin_lim":
+        if name.startswith("gt_mel") and m is not None and m["vocoder"] in ("griffin_lim", "vocoder_mbmelgan"):
             pi, pk = "—", "—"
         label = row_name(name, rows.get(name, {}))
         if m is None or "mcd" not in m:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # JDI-T stages (local_models/jdit) for any corpus: JDI-T (one-stage feed-forward TTS trained jointly with an
-# autoregressive aligner) vs ESPnet Tacotron2 / Transformer / FastSpeech, Griffin-Lim and Parallel WaveGAN vocoders.
+# autoregressive aligner) vs ESPnet Tacotron2 / Transformer / FastSpeech; Griffin-Lim, Parallel WaveGAN and
+# Multi-band MelGAN vocoders.
 # Stages: 1 data: the corpus's local/data.sh ${local_data_opts} -> data/<set>/{wav.scp (22.05 kHz), text, ...} for
 #           --train-set, --valid-set, --test-sets; a set may be text only (no wav.scp: synthesised, not scored); a set
 #           with true phone times (data/<set>/phones.ctm, e.g. an espeak-ng mini corpus) gets reference durations
@@ -15,7 +16,9 @@
 #           checkpoint; config conf/tuning/train_<system>${train_config_suffix}.yaml): jdit = JDI-T in ONE stage
 #           from scratch (no teacher, no external aligner); with --train-pwg true also the Parallel WaveGAN vocoder
 #           on the train wavs + mels (parallel-wavegan's trainer, conf/tuning/train_pwg${train_config_suffix}.yaml)
-#           -> exp/vocoder_pwg/checkpoint.pkl; --nj trainings at a time on the CPU (one thread each; one at a time
+#           -> exp/vocoder_pwg/checkpoint.pkl, with --train-mbmelgan true the fast Multi-band MelGAN
+#           (conf/tuning/train_mbmelgan${train_config_suffix}.yaml) -> exp/vocoder_mbmelgan/checkpoint.pkl;
+#           --nj trainings at a time on the CPU (one thread each; one at a time
 #           on a local GPU), FastSpeech after its teacher (the Transformer's teacher-forced durations)
 #         5 synthesis of every --test-sets set with text_phn: exp/tts_<system>/decode_<set>/{wav,feats,durations,
 #           synth.json (RTF)}; "GT mel" = the vocoder on the reference mels (exp/gt_mel/decode_<set>), and the
@@ -73,11 +76,13 @@ inference_nj=1          # synthesis jobs at a time (1: the RTFs in RESULTS.md ar
 inference_model=valid.loss.best.pth  # checkpoint that synthesises: valid.loss.best.pth, valid.loss.ave.pth, latest.pth
 train_args=""           # extra ESPnet2 training options for every system, verbatim (they win), e.g. "--max_epoch 1"
 inference_args=""       # extra jdit_synth options, verbatim
-vocoder=griffin_lim     # what vocodes the systems: griffin_lim, pwg (the one stage 4 trains), or the path of a
-                        # trained Parallel WaveGAN checkpoint (.pkl). The demo's tiny PWG (1500 steps on 2 CPU
+vocoder=griffin_lim     # what vocodes the systems: griffin_lim, pwg or mbmelgan (the ones stage 4 trains), or the
+                        # path of a trained parallel-wavegan checkpoint (.pkl). The tiny PWG (1500 steps on 2 CPU
                         # cores) is far worse than Griffin-Lim (see RESULTS.md): use pwg with --train-config-suffix ""
 train_pwg=true          # stage 4 trains Parallel WaveGAN -> exp/vocoder_pwg (scored on the reference mels)
-pwg_max_steps=""        # override the PWG config's train_max_steps (smoke runs)
+train_mbmelgan=false    # stage 4 also trains Multi-band MelGAN (conf/tuning/train_mbmelgan${suffix}.yaml) ->
+                        # exp/vocoder_mbmelgan: the fast neural vocoder (--vocoder mbmelgan; packed with the systems)
+pwg_max_steps=""        # override the PWG / MB-MelGAN configs' train_max_steps (smoke runs)
 griffin_lim_iters=32
 mcd_sample_rate=16000   # MCD / F0 analysis rate (the mel stops at 7.6 kHz; see local_models/bin/mcd_score.py)
 mcd_f0_method=harvest   # WORLD F0 of the MCD analysis: harvest (ESPnet's evaluate_mcd), dio (~50x faster)
@@ -150,18 +155,19 @@ config_of() {
     echo "conf/tuning/train_$1${train_config_suffix}.yaml"
 }
 
-# check_systems: check --systems / --vocoder / --train-pwg (dies on a bad value; sets nothing)
+# check_systems: check --systems / --vocoder / --train-pwg / --train-mbmelgan (dies on a bad value; sets nothing)
 check_systems() {
     jdit_systems check "${systems}" || die "--systems '${systems}': see local_models/jdit/systems.py"
-    vocoder_of main > /dev/null   # pwg, griffin_lim or a checkpoint .pkl
+    vocoder_of main > /dev/null   # griffin_lim, pwg, mbmelgan or a checkpoint .pkl
     case "${vocoder}" in
-        *.pkl) require "${vocoder}" "a Parallel WaveGAN checkpoint (config.yml beside it)" ;;
+        *.pkl) require "${vocoder}" "a parallel-wavegan checkpoint (config.yml beside it)" ;;
     esac
     case "${train_pwg}" in true|false) ;; *) die "--train-pwg ${train_pwg}: true or false" ;; esac
+    case "${train_mbmelgan}" in true|false) ;; *) die "--train-mbmelgan ${train_mbmelgan}: true or false" ;; esac
 }
 
 # vocoder_of main|alt: the vocoder of the systems (main: --vocoder) or the other one, also run on the reference
-# mels (alt): griffin_lim or a Parallel WaveGAN checkpoint (exp/vocoder_pwg/checkpoint.pkl for pwg)
+# mels (alt): griffin_lim or a parallel-wavegan checkpoint (exp/vocoder_<pwg|mbmelgan>/checkpoint.pkl)
 vocoder_of() {
     jdit_systems vocoder_of "$1" "${vocoder}" || die "vocoder_of $1: --vocoder ${vocoder}"
 }
@@ -176,6 +182,9 @@ system_configs() {
     for s in ${systems}; do config_of "${s}"; done
     if [ "${vocoder}" = pwg ] || [ "${train_pwg}" = true ]; then
         echo "conf/tuning/train_pwg${train_config_suffix}.yaml"
+    fi
+    if [ "${vocoder}" = mbmelgan ] || [ "${train_mbmelgan}" = true ]; then
+        echo "conf/tuning/train_mbmelgan${train_config_suffix}.yaml"
     fi
     echo conf/fbank.conf
 }
@@ -244,7 +253,8 @@ train_all() {
     for s in ${all}; do
         case "${s}" in transformer|fastspeech) ;; *) train_pool train_system "${s}" ;; esac
     done
-    if [ "${train_pwg}" = true ]; then train_pool train_vocoder; fi
+    if [ "${train_pwg}" = true ]; then train_pool train_vocoder pwg; fi
+    if [ "${train_mbmelgan}" = true ]; then train_pool train_vocoder mbmelgan; fi
     pool_wait
 }
 
@@ -254,19 +264,21 @@ train_chain() {
     for s in "$@"; do train_system "${s}"; done
 }
 
-# train_vocoder: stage 4's Parallel WaveGAN on the train wavs + mels -> exp/vocoder_pwg/checkpoint.pkl
+# train_vocoder pwg|mbmelgan: stage 4's Parallel WaveGAN or Multi-band MelGAN (parallel-wavegan's trainer) on the
+# train wavs + mels -> exp/vocoder_<name>/checkpoint.pkl
 # shellcheck disable=SC2086  # the launcher is a word list
 train_vocoder() {
-    local x pwg_launch pwg_gpu pwg_conf=conf/tuning/train_pwg${train_config_suffix}.yaml
+    local x name=$1 out=exp/vocoder_$1 pwg_launch pwg_gpu pwg_conf=conf/tuning/train_$1${train_config_suffix}.yaml
     for x in ${train_set} ${valid_set}; do require "data/${x}/feats.scp" "stage 2 (features)"; done
-    log "Stage 4: train Parallel WaveGAN (${pwg_conf}) -> exp/vocoder_pwg (log: exp/vocoder_pwg/train.log)"
+    require "${pwg_conf}" "a parallel-wavegan config"
+    log "Stage 4: train vocoder ${name} (${pwg_conf}) -> ${out} (log: ${out}/train.log)"
     # parallel-wavegan's trainer uses one GPU (its multi-GPU mode needs its own launcher)
     pwg_launch=${train_cmd}; pwg_gpu=0
     if [ "${ngpu}" -gt 0 ]; then pwg_launch="${cuda_cmd} --gpu 1"; pwg_gpu=1; fi
-    run_logged exp/vocoder_pwg ${pwg_launch} exp/vocoder_pwg/train.log \
+    run_logged "${out}" ${pwg_launch} "${out}/train.log" \
         python -m local_models.bin.jdit_pwg_train --config "${pwg_conf}" --seed "${seed}" --ngpu "${pwg_gpu}" \
             ${pwg_max_steps:+--max-steps "${pwg_max_steps}"} \
-            --train-dir "data/${train_set}" --valid-dir "data/${valid_set}" exp/vocoder_pwg
+            --train-dir "data/${train_set}" --valid-dir "data/${valid_set}" "${out}"
 }
 
 # synthesise_set SET: stage 5 for one data dir: every system, the vocoders on the reference mels, the teacher's

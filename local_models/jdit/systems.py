@@ -34,9 +34,13 @@ DESCRIPTIONS = {"jdit": "JDI-T (Lim et al.): feed-forward Transformer TTS jointl
                 "tacotron2": "ESPnet2 Tacotron2 (baseline)", "transformer": "ESPnet2 Transformer-TTS (baseline)",
                 "fastspeech": "ESPnet2 FastSpeech taught by the Transformer's durations (baseline)"}
 
-# vocoders (run.sh --vocoder): Griffin-Lim, the Parallel WaveGAN stage 4 trains, or a PWG checkpoint's path (.pkl)
-VOCODERS = ("griffin_lim", "pwg")
-PWG_MODEL = "exp/vocoder_pwg/checkpoint.pkl"  # what stage 4's Parallel WaveGAN writes (--vocoder pwg)
+# vocoders (run.sh --vocoder): Griffin-Lim, the Parallel WaveGAN (the paper's) or the Multi-band MelGAN (the fast
+# one) that stage 4 trains, or the path of a parallel-wavegan checkpoint (.pkl)
+VOCODERS = ("griffin_lim", "pwg", "mbmelgan")
+TRAINED_VOCODERS = {"pwg": "exp/vocoder_pwg/checkpoint.pkl", "mbmelgan": "exp/vocoder_mbmelgan/checkpoint.pkl"}
+PWG_MODEL = TRAINED_VOCODERS["pwg"]  # what stage 4's Parallel WaveGAN writes (--vocoder pwg)
+# display names of the trained vocoders, by their exp dir (a checkpoint's parent)
+VOCODER_LABELS = {"vocoder_pwg": "Parallel WaveGAN", "vocoder_mbmelgan": "Multi-band MelGAN"}
 # exp/<row>: the systems' vocoder on the reference mels (gt_mel), and the other one (gt_mel_<alt_name>)
 GT_MEL_ROWS = ("gt_mel", "gt_mel_pwg", "gt_mel_griffin_lim")
 
@@ -59,17 +63,17 @@ def ordered(names: Iterable[str]) -> Tuple[str, ...]:
 
 
 def check_vocoder(vocoder: str) -> None:
-    """ValueError unless VOCODER is one of VOCODERS or a Parallel WaveGAN checkpoint's path (.pkl)."""
+    """ValueError unless VOCODER is one of VOCODERS or a parallel-wavegan checkpoint's path (.pkl)."""
     if vocoder not in VOCODERS and not vocoder.endswith(".pkl"):
-        raise ValueError(f"--vocoder {vocoder}: pwg, griffin_lim or a Parallel WaveGAN checkpoint .pkl")
+        raise ValueError(f"--vocoder {vocoder}: {', '.join(VOCODERS)} or a parallel-wavegan checkpoint .pkl")
 
 
 def vocoder_of(which: str, vocoder: str) -> str:
     """What vocodes with run.sh's --vocoder VOCODER: the systems (WHICH main) or the other vocoder, also run on the
-    reference mels (WHICH alt): griffin_lim or a Parallel WaveGAN checkpoint's path."""
+    reference mels (WHICH alt): griffin_lim or a parallel-wavegan checkpoint's path."""
     check_vocoder(vocoder)
     if which == "main":
-        return PWG_MODEL if vocoder == "pwg" else vocoder
+        return TRAINED_VOCODERS.get(vocoder, vocoder)
     if which == "alt":
         return PWG_MODEL if vocoder == "griffin_lim" else "griffin_lim"
     raise ValueError(f"vocoder_of {which}: main or alt")

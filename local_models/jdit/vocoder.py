@@ -1,7 +1,8 @@
-"""The vocoders of egs/kss/tts1: Griffin-Lim, and Parallel WaveGAN (the paper's) trained by the `parallel-wavegan`
-package's own trainer (`python -m local_models.bin.jdit_pwg_train`) and run by the synthesis tool.
+"""The vocoders of egs/kss/tts1: Griffin-Lim, and Parallel WaveGAN (the paper's) or Multi-band MelGAN (the fast
+one) trained by the `parallel-wavegan` package's own trainer (`python -m local_models.bin.jdit_pwg_train`, the
+architecture named by the config's generator_type) and run by the synthesis tool.
 
-Both take the de-normalised log10-mel that ESPnet2's TTS models output (the recipe's features as extracted).
+All take the de-normalised log10-mel that ESPnet2's TTS models output (the recipe's features as extracted).
 Training reads data dirs with wav.scp (16-bit PCM wavs, or `cmd |` pipes) and feats.scp (NOT normalised); the
 trainer cuts random `batch_max_steps`-sample windows with their mel frames (hop_size samples per frame).
 """
@@ -43,7 +44,8 @@ class GriffinLim:
 
 
 class PWGVocoder:
-    """A trained Parallel WaveGAN generator (parallel-wavegan package) on de-normalised log10-mel."""
+    """A trained parallel-wavegan generator on de-normalised log10-mel: Parallel WaveGAN, or Multi-band MelGAN
+    (load_model attaches its PQMF synthesis filter, which MelGANGenerator.inference applies)."""
 
     def __init__(self, checkpoint: str, conf: dict, device="cpu", config=None):
         """CONFIG: the generator's config.yml (default: the one beside CHECKPOINT, as the trainer writes it)."""
@@ -69,7 +71,7 @@ class PWGVocoder:
     def __call__(self, logmel: np.ndarray) -> np.ndarray:
         with self.torch.no_grad():
             self.torch.manual_seed(0)  # the generator's input is torch.randn noise: same mel, same wav
-            c = self.torch.from_numpy(logmel).to(self.device)
+            c = self.torch.from_numpy(np.array(logmel, dtype=np.float32)).to(self.device)  # a writable copy
             return self.model.inference(c).view(-1).detach().float().cpu().numpy()
 
 
@@ -114,6 +116,9 @@ def check_data(config: dict, data_dir: Path) -> None:
     if dim != config["num_mels"]:
         raise ValueError(f"{data_dir / 'feats.scp'}:1: {utt} has {dim}-dim features, the vocoder config says "
                          f"num_mels {config['num_mels']}")
+    if config.get("generator_type") == "MelGANGenerator" and config["generator_params"].get("in_channels", dim) != dim:
+        raise ValueError(f"vocoder config: generator_params.in_channels "
+                         f"{config['generator_params']['in_channels']} != num_mels {dim}")
     if config["generator_params"].get("aux_channels", dim) != dim:
         raise ValueError(f"vocoder config: generator_params.aux_channels "
                          f"{config['generator_params']['aux_channels']} != num_mels {dim}")
