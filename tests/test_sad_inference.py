@@ -243,20 +243,25 @@ def test_segments_whole_and_chunked(packed, system):
     assert list(seg.iter_segments(packed["wav"], chunk_s=30.0)) == whole  # one chunk: the whole file
 
 
-def test_segments_come_out_while_the_file_is_read(packed, monkeypatch):
-    """iter_segments yields a segment once its end is decided, long before the last chunk is read: blocks of 1 s
-    growing 1.5x until the first region is out (one block read ahead), then whole chunks."""
+def blocks_read(monkeypatch) -> list:
+    """The seconds of each block iter_segments reads from now on (appended as they are read)."""
     from local_models.sad import inference
 
-    read = []
+    read, streaming_blocks = [], inference.iter_audio_blocks
 
     def counting(path, rate, block_s, **kw):
         for block in streaming_blocks(path, rate, block_s, **kw):
             read.append(len(block) / SR)
             yield block
 
-    streaming_blocks = inference.iter_audio_blocks
     monkeypatch.setattr(inference, "iter_audio_blocks", counting)
+    return read
+
+
+def test_segments_come_out_while_the_file_is_read(packed, monkeypatch):
+    """iter_segments yields a segment once its end is decided, long before the last chunk is read: blocks of 1 s
+    growing 1.5x until the first region is out (one block read ahead), then whole chunks."""
+    read = blocks_read(monkeypatch)
     segs = load(packed, "cnn_hmm").iter_segments(packed["wav"], chunk_s=8.0)  # 24 s
     first = next(segs)
     assert first[1] < 4.0 and read[:3] == [1.0, 1.5, 2.25] and len(read) <= 5
@@ -273,15 +278,7 @@ def test_a_short_file_is_read_in_one_block(packed, monkeypatch, tmp_path):
 
     from local_models.sad import inference
 
-    read = []
-
-    def counting(path, rate, block_s, **kw):
-        for block in streaming_blocks(path, rate, block_s, **kw):
-            read.append(len(block) / SR)
-            yield block
-
-    streaming_blocks = inference.iter_audio_blocks
-    monkeypatch.setattr(inference, "iter_audio_blocks", counting)
+    read = blocks_read(monkeypatch)
     short = tmp_path / "short.wav"
     soundfile.write(short, packed["wave"][: int(12 * SR)], SR)
     assert 12.0 <= inference.ONE_BLOCK_UP_TO_S
