@@ -282,7 +282,7 @@ def test_score_writes_tables_and_json(tmp_path, monkeypatch):
     assert "| GT mel | 3.92 | 3.87 | 6.50 |" in md and "| Tacotron2 | 3.52 | 3.33 | not run |" in md
     # errors 0, 1, 1 | 0, 0: MAE 0.40, per utterance 2/3 and 0: the bootstrap's interval [0, 2/3]
     goal = ("JDI-T aligner duration MAE on `test` against the engine events (goal < 2 frames): **met**, 0.40 [0.00, "
-            "0.67] (95 % bootstrap over 2 utterances); chosen on test (JDI-T's departures")
+            "0.67] (95 % bootstrap over 2 utterances); chosen on dev")
     assert f"Acceptance: {goal}" in md
     # against 2 0 6 / 3 1: errors 1, 1, 2 | 1, 1
     assert ("against the closures to the stop (goal < 2 frames): **met**, 1.20 [1.00, 1.33] (95 % bootstrap over 2 "

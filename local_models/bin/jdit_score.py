@@ -55,7 +55,7 @@ def get_parser():
     p.add_argument("--sealed-sets", nargs="*", default=["test"], help="sets only scored, never chosen on")
     p.add_argument("--dev-set", default=None,
                    help="where JDI-T's settings are chosen: its aligner durations are scored beside the test sets'")
-    p.add_argument("--chosen-on", default="test",
+    p.add_argument("--chosen-on", default="dev",
                    help="the set JDI-T's departures from the paper were chosen on (each verdict states it)")
     p.add_argument("--config-files", nargs="*", default=[], help="the configuration files that define the systems")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",

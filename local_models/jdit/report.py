@@ -58,7 +58,7 @@ class ScoreOptions:
     results_md: Union[str, Path] = "RESULTS.md"
     sealed_sets: Sequence[str] = ("test",)
     dev_set: Optional[str] = None
-    chosen_on: str = "test"
+    chosen_on: str = "dev"
     config_files: Sequence[str] = ()
     options: Mapping[str, str] = dataclasses.field(default_factory=dict)
 

@@ -58,8 +58,8 @@ test_sets="test"        # sets to synthesise and score (stages 5-6)
 sealed_sets="test"      # sets only scored, never chosen on: a tuning step handed one stops
                         # (local_models/common/sealed.py); each scoring of one is a look (exp/sealed_looks.tsv)
 dev_set=dev             # where JDI-T's settings are chosen: stage 5 aligns it, stage 6 scores its durations ("" none)
-jdit_chosen_on=test     # the set JDI-T's departures from the paper (conf/tuning/train_jdit_tiny.yaml) were chosen on:
-                        # test, in an earlier version; not yet re-chosen on --dev-set. Every verdict states it
+jdit_chosen_on=dev      # the set JDI-T's departures from the paper (conf/tuning/train_jdit_tiny.yaml) were chosen on:
+                        # dev since 2026-11-29 (local/choose_departures.sh; test before). Every verdict states it
 seed=0                  # training seed (the data seed too, where local/data.sh takes one)
 unknown_chars=error     # characters with no reading in --lang in the text: error (file:line) or drop
 token_type=espeak       # text tokens: espeak (espeak-ng's phonemes of --lang, one per phone event of the mini corpus:
