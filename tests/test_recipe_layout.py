@@ -1,6 +1,7 @@
 """The recipe layout of docs/architecture.md: a corpus's run.sh holds settings only (at most 60 lines) and sources its
 paper's shared stages (local_models/<package>/stages.sh); local/ holds corpus preparation, no stage library; every
 recipe has a README; `./run.sh --help` lists the shared stages' options next to the corpus's own."""
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -73,3 +74,17 @@ def test_stage_default_systems_are_the_papers_names():
         text = (ROOT / "local_models" / package / "stages.sh").read_text()
         found = re.findall(r'^systems="([^"]*)"', text, re.M)
         assert found == [" ".join(names)], (package, found)
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_path_sh_finds_the_repository_through_a_work_dir_link(recipe, tmp_path):
+    """A work dir that links the recipe's path.sh (exp/real, exp/choose/<variant>) gets the repository as MAIN_ROOT
+    without setting it, whatever its depth."""
+    work = tmp_path / "a" / "b"
+    work.mkdir(parents=True)
+    (work / "path.sh").symlink_to(ROOT / recipe / "path.sh")
+    env = {k: v for k, v in os.environ.items() if k != "MAIN_ROOT"}
+    out = subprocess.run(["bash", "-c", ". ./path.sh && echo \"$MAIN_ROOT\""], cwd=work, capture_output=True,
+                         text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert Path(out.stdout.strip()).resolve() == ROOT.resolve()

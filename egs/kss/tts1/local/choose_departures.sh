@@ -2,7 +2,7 @@
 # Choose JDI-T's aligner settings on dev (issue #49): train the tiny JDI-T twice, with the departures from the paper
 # that conf/tuning/train_jdit_tiny.yaml holds (transition agent, guided-attention weight 50, peak learning rate
 # 1.021e-3) and with the paper's settings (no transition agent, weight 1, the plain Noam peak 5.103e-3), each in its
-# own work dir exp/choose/<variant>/ (data and dump shared through links), score both on dev only (stage 5 aligns and
+# own work dir exp/choose/<variant>/ (data, dump, conf and run.sh shared through links), score both on dev only (stage 5 aligns and
 # synthesises dev, stage 6 scores it: exp/choose/<variant>/RESULTS_dev.md), and write the comparison with the rule
 # fixed before any number was seen -> exp/choose/choice.md:
 #   the variant with the lower JDI-T aligner duration MAE on dev (attention argmax, teacher forced, against the
@@ -14,7 +14,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . ./path.sh
-export MAIN_ROOT   # the work dirs' linked path.sh would look for the repository three levels above themselves
 
 declare -A variant_args=(
     [departures]=""
