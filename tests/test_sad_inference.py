@@ -287,6 +287,22 @@ def test_a_short_file_is_read_in_one_block(packed, monkeypatch, tmp_path):
     assert read == [12.0]
 
 
+def test_statistical_sad_starts_with_a_smaller_block_on_a_file_longer_than_a_chunk(packed, monkeypatch):
+    """The statistical SAD reads STAT_FIRST_BLOCK_S first (growing 1.5x until a region is out) when the file is
+    longer than a chunk, so its first region does not wait for a whole chunk; a file of one chunk stays one block."""
+    from local_models.sad import inference
+
+    monkeypatch.setattr(inference, "STAT_FIRST_BLOCK_S", 4.0)
+    read = blocks_read(monkeypatch)
+    seg = load(packed, "stat_sad")
+    whole = seg(packed["wav"])
+    chunked = list(seg.iter_segments(packed["wav"], chunk_s=10.0))  # 24 s
+    assert read[:2] == [4.0, 6.0] and sum(read) == 24.0 and max(read) <= 10.0
+    assert frame_agreement(chunked, whole, 24.0) >= 0.98
+    read.clear()
+    assert list(seg.iter_segments(packed["wav"], chunk_s=30.0)) == whole and read == [24.0]
+
+
 def test_any_rate_and_channels(packed):
     seg = load(packed, "cnn_hmm")
     wave = packed["wave"]

@@ -160,6 +160,7 @@ FIRST_BLOCK_S = 1.0  # iter_segments' first block: the first region comes out ea
 # a file this short is read in one block: the nets finish it within ~0.1 s on one thread, while growing blocks would
 # make the BiGRU rerun its context at each one (RTF 0.0075 at 10 s against 0.0046 whole)
 ONE_BLOCK_UP_TO_S = 15.0
+STAT_FIRST_BLOCK_S = 20.0  # the statistical SAD's first block on a file longer than a chunk (first region within ~0.1 s)
 SHIPPED = Path(__file__).resolve().parent / "pretrained" / "model.tar.gz"  # from_pretrained()'s default
 
 
@@ -261,12 +262,24 @@ class SpeechSegmenter:
         streams = [streaming.decision_stream(det, th, self.context_s) for det, th in self.members]
         return streams[0] if self.vote_threshold is None else streaming.VoteStream(streams, self.vote_threshold)
 
+    def _first_block_s(self, total: Optional[float], chunk_s: float) -> Optional[float]:
+        """iter_segments' first block (growing 1.5x until the first region is out; None: CHUNK_S from the start):
+        FIRST_BLOCK_S for the nets; STAT_FIRST_BLOCK_S for the statistical SAD on a file longer than a chunk (its
+        60 s chunk plus 10 s of context took ~0.2 s on one thread before the first region; a file of one chunk stays
+        one block, equal to the whole call); a file of at most ONE_BLOCK_UP_TO_S: one block."""
+        if total is not None and total <= ONE_BLOCK_UP_TO_S:
+            return None
+        if all(isinstance(det, NeuralDetector) for det, _ in self.members):
+            return min(chunk_s, FIRST_BLOCK_S)
+        return min(chunk_s, STAT_FIRST_BLOCK_S) if total is None or total > chunk_s else None
+
     def iter_segments(self, path, chunk_s: float = 60.0, progress: bool = False) -> Iterator[Segment]:
         """The speech regions of the audio file PATH (hours long is fine), each yielded as soon as its end is
         decided. The nets read blocks of FIRST_BLOCK_S seconds growing 1.5x until the first region is out (within
         about 0.1 s on one thread, whatever the file's length), then CHUNK_S at a time (a file of at most
         ONE_BLOCK_UP_TO_S seconds: one block, or CHUNK_S ones); the statistical SAD, which
-        fits its models to what it sees, reads CHUNK_S at a time from the start. Memory: a chunk plus its context.
+        fits its models to what it sees, reads a file of one chunk whole and a longer one from STAT_FIRST_BLOCK_S
+        seconds growing the same way (_first_block_s). Memory: a chunk plus its context.
         The result equals __call__'s for the CNN and segment-RNN systems, and for the statistical SAD on a file of
         one chunk; the BiGRU sees `context_s` (6 s) around each block instead of the whole recording (its decisions
         were the whole-file ones on the tests, the real dev set and 10 minutes of espeak-ng speech; not guaranteed),
@@ -284,11 +297,9 @@ class SpeechSegmenter:
             total = round(soundfile.info(name).duration, 1)
         except (RuntimeError, soundfile.LibsndfileError):
             total = None  # iter_audio_blocks names the problem
-        small = all(isinstance(det, NeuralDetector) for det, _ in self.members) and \
-            not (total is not None and total <= ONE_BLOCK_UP_TO_S)
-        answered = [False]  # small blocks until the first region is out, then whole chunks
+        answered = [False]  # smaller blocks until the first region is out, then whole chunks
         blocks = with_last(checked_blocks(
-            iter_audio_blocks(path, self.sample_rate, chunk_s, first_s=min(chunk_s, FIRST_BLOCK_S) if small else None,
+            iter_audio_blocks(path, self.sample_rate, chunk_s, first_s=self._first_block_s(total, chunk_s),
                               full_now=lambda: answered[0]), name, self.sample_rate, allow_silent=True))
         with tqdm(total=total, desc=Path(name).name, unit="s", disable=None if progress else True, leave=False) as bar:
             for block, last in blocks:
