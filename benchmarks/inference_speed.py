@@ -7,7 +7,8 @@ speech by espeak-ng (a voice of the model's language) with pauses and low noise,
 repeating a set of sentences in the model's language to the word count.
 
   speech-segments  RTF = processing s / audio s; first output = first segment out of iter_segments from a wav file
-                   (the nets: blocks of 1 s growing 1.5x until the first segment, then --chunk_s)
+                   (the nets: blocks of 1 s growing 1.5x until the first segment, then --chunk_s; the statistical
+                   SAD the same from 20 s on a file longer than a chunk; a file of at most 15 s: one block)
   speech-to-text   LID-free from a wav file (made by the driver, so that the child's peak memory is the decoder's):
                    streaming with the early switch-off, first output = first partial result (--stt_mode stream),
                    and the call the command makes, every decoder to the end (--stt_mode call); both by default.
@@ -21,7 +22,7 @@ Goals (issue #29): SAD RTF <= 0.005; streaming RNN-T RTF <= 0.2; JDI-T text -> w
 included); VQ-VAE encode RTF <= 0.01; first output within 200 ms. The table marks each goal met or missed.
 
   python benchmarks/inference_speed.py                       # every packed model found under egs/*/*/exp
-  python benchmarks/inference_speed.py --models egs/kss/tts1/exp/jdit/packed/model.tar.gz --lengths 10 60
+  python benchmarks/inference_speed.py --models egs/kss/tts1/exp/tts_jdit/packed/model.tar.gz --words 10 50
   python benchmarks/inference_speed.py --models ARCHIVE --stt_lengths 10 60 --stt_mode call
 Writes benchmarks/results/inference_speed.{json,md} (--out).
 """

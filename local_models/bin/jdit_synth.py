@@ -8,10 +8,11 @@ Text: a `text_phn` file (`<utt> <token> <token> ...`, the tokens of data/token_l
 Text2Speech exactly as in training (token_type phn, g2p none). The model dir holds ESPnet's config.yaml and
 a model file (default valid.loss.best.pth, else the newest epoch checkpoint).
 
-Vocoder (`--vocoder`): `griffin_lim` (ESPnet2's Spectrogram2Waveform: log10-mel -> linear by the mel
-filterbank's pseudo-inverse -> librosa Griffin-Lim; STFT settings from --fbank-conf, the recipe's feature
-config) or the path of a trained Parallel WaveGAN checkpoint (`parallel_wavegan.utils.load_model`; its
-config.yml beside it), which takes the de-normalised log10-mel exactly as extracted.
+Vocoder (`--vocoder`): `griffin_lim` (as ESPnet2's Spectrogram2Waveform: log10-mel -> linear by the mel
+filterbank's pseudo-inverse, then torchaudio's fast Griffin-Lim, seeded; STFT settings from --fbank-conf, the
+recipe's feature config) or the path of a trained parallel-wavegan checkpoint, Parallel WaveGAN or Multi-band MelGAN
+(`parallel_wavegan.utils.load_model`; its config.yml beside it), which takes the de-normalised log10-mel exactly as
+extracted.
 
 Writes OUT/wav/<utt>.wav (16-bit PCM), OUT/wav.scp, OUT/feats.{ark,scp} (de-normalised log-mel),
 OUT/durations (frames per token, when the model gives them), OUT/att_ws/<utt>.npy (attention weights of AR
@@ -19,7 +20,7 @@ models, for the robustness check and plots), OUT/synth.json (per-utterance frame
 totals and real-time factors: compute seconds / seconds of audio generated, acoustic model and vocoder apart).
 Everything is written under OUT.tmp and renamed to OUT at the end: an interrupted run leaves no partial OUT.
 
-`--ngpu 1` runs the acoustic model and a Parallel WaveGAN vocoder on the GPU (Griffin-Lim is librosa's, on the CPU);
+`--ngpu 1` runs the acoustic model and a trained vocoder on the GPU (Griffin-Lim runs on the CPU);
 the timings then wait for the GPU's work to finish.
 """
 import argparse

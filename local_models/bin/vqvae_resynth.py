@@ -1,5 +1,5 @@
 """Resynthesise utterances in the target voice: features -> frozen VQ-VAE codes -> codebook inverter ->
-linear magnitude -> Griffin-Lim (librosa) -> 16 kHz wav (paper 003, Sec. 4).
+linear magnitude -> Griffin-Lim (torchaudio's, seeded) -> 16 kHz wav (paper 003, Sec. 4).
 
 Writes OUT_DIR/wav/<utt>.wav, OUT_DIR/wav.scp and OUT_DIR/resynth.json (counts, peak levels, RTF).
 The STFT settings must be those of the inverter's training targets (recipe: 25 ms Hann window, 10 ms hop,

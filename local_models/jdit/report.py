@@ -359,6 +359,8 @@ def chosen_on_text(opts: ScoreOptions) -> str:
     if opts.chosen_on in opts.sealed_sets:
         return (f"{opts.chosen_on} (JDI-T's departures from the paper were chosen on this sealed set's true durations "
                 "in an earlier version and are not yet re-chosen on dev: not a held-out result)")
+    if opts.chosen_on == "dev":
+        return "dev (the departures, first found on test, re-chosen there against the paper's settings)"
     return opts.chosen_on
 
 
@@ -490,7 +492,8 @@ def _intro_lines(corpus: str, systems: Sequence[str], exp, rows, env=None) -> li
     pwg = (f"Parallel WaveGAN trained by this recipe (stage 4, `exp/vocoder_pwg`): {pwg}; the paper's vocoder "
            "trained 400k steps with the 30-layer generator (conf/tuning/train_pwg.yaml)") if pwg else ""
     if vocoders == ["griffin_lim"]:
-        L += ["Vocoder of the systems: griffin_lim (ESPnet2's Griffin-Lim on the de-normalised log-mel), NOT the "
+        L += ["Vocoder of the systems: griffin_lim (torchaudio's fast Griffin-Lim on the de-normalised log-mel, "
+              "local_models/common/griffin_lim.py), NOT the "
               "paper's Parallel WaveGAN, so absolute MCDs include Griffin-Lim's own distortion (the GT mel + "
               "Griffin-Lim row)." + (f" {pwg}: its row on the reference mels says whether it would do better "
                                       "(`--vocoder pwg` vocodes the systems with it)." if pwg else ""), ""]
@@ -501,8 +504,8 @@ def _intro_lines(corpus: str, systems: Sequence[str], exp, rows, env=None) -> li
               + (f" {pwg}." if pwg else ""), ""]
     mbm = vocoder_summary(Path(exp) / "vocoder_mbmelgan")
     if mbm:
-        L += [f"Multi-band MelGAN trained by this recipe (stage 4 with --train-mbmelgan true, `exp/vocoder_mbmelgan`), "
-              f"the fast neural vocoder the packed models can speak through: {mbm}; its paper trained 1M steps "
+        L += [f"Multi-band MelGAN in `exp/vocoder_mbmelgan` (parallel-wavegan's trainer through jdit_pwg_train, as "
+              f"stage 4 runs it with --train-mbmelgan true): {mbm}; its paper trained 1M steps "
               "(conf/tuning/train_mbmelgan.yaml).", ""]
     training = {name: training_summary(Path(exp) / f"tts_{name}") for name in systems}
     if any(training.values()):
@@ -666,9 +669,10 @@ def _duration_lines(exp, data, systems: Sequence[str], durs, goals: Sequence[str
                 if v.get("bias"):
                     L += ["", bias_line(f"`{x}`, best path, against the {REFERENCE_NAMES[refname]}", v)]
         if dev_set and any(x == dev_set for x, _ in durs):
-            L += ["", f"The `{dev_set}` rows: the set JDI-T's settings are to be chosen on (stage 5 aligns it and "
-                  "refuses a sealed set there). The three departures in conf/tuning/train_jdit_tiny.yaml were chosen "
-                  "on the test set's true durations in an earlier version and have not yet been re-chosen here."]
+            L += ["", f"The `{dev_set}` rows: the set JDI-T's settings are chosen on (stage 5 aligns it and refuses "
+                  "a sealed set there). The three departures in conf/tuning/train_jdit_tiny.yaml were first found on "
+                  "the test set's true durations in an earlier version, then re-chosen on dev against the paper's "
+                  "settings (local/choose_departures.sh, egs/kss/tts1/RESULTS_dev_choice.md)."]
         L += [""]
     return L
 

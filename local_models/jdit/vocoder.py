@@ -19,9 +19,9 @@ import numpy as np
 
 
 class GriffinLim:
-    """log10-mel (T, n_mels) -> waveform with the recipe's STFT settings: ESPnet2's Spectrogram2Waveform (the mel
-    inverted by the pseudo-inverse of librosa's mel basis, floored at 1e-10), then the project's seeded fast
-    Griffin-Lim (local_models.common.griffin_lim). The inverse basis is made once, not per call as ESPnet does."""
+    """log10-mel (T, n_mels) -> waveform with the recipe's STFT settings: the mel inverted as ESPnet2's
+    Spectrogram2Waveform inverts it (pseudo-inverse of librosa's mel basis, floored at 1e-10; the inverse made once
+    here, not per call), then the project's seeded fast Griffin-Lim (local_models.common.griffin_lim)."""
 
     def __init__(self, conf: dict, iters: int):
         import librosa

@@ -36,7 +36,7 @@ def read_yaml(path: Path) -> dict:
 def resynth_settings(griffin_lim_iters: int = 60) -> dict:
     """How the recipe turns the inverter's linear magnitudes into a wave (vqvae_resynth's defaults)."""
     spec = feat_config("spec")
-    return {"method": "griffin-lim (librosa, random_state 0)", "sample_rate": spec.sample_rate, "n_fft": spec.n_fft,
+    return {"method": "griffin-lim (torchaudio fast Griffin-Lim, seed 0)", "sample_rate": spec.sample_rate, "n_fft": spec.n_fft,
             "win_ms": spec.win_ms, "hop_ms": spec.hop_ms, "griffin_lim_iters": int(griffin_lim_iters)}
 
 
