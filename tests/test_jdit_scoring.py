@@ -304,3 +304,40 @@ def test_vocoder_summary_names_each_architecture(tmp_path):
         adversarial = conf["discriminator_train_start_steps"] < conf["train_max_steps"]
         assert ("adversarial loss from step" in text) == adversarial and ("STFT losses only" in text) != adversarial
     assert report.vocoder_summary(tmp_path / "nothing") == ""
+
+
+def test_a_vocoder_is_named_by_its_own_config_wherever_it_sits(tmp_path):
+    """A trained vocoder's name comes from the config.yml beside its checkpoint (generator type; a MelGAN with
+    sub-bands is Multi-band MelGAN), not from the dir it was copied to; without a config, stage 4's exp dir name;
+    the reference-mel row of a report names it so."""
+    import shutil
+
+    import yaml
+
+    from local_models.jdit.vocoder import vocoder_label
+
+    tuning = Path(__file__).resolve().parents[1] / "egs" / "kss" / "tts1" / "conf" / "tuning"
+    for name, want in (("pwg", "Parallel WaveGAN"), ("mbmelgan", "Multi-band MelGAN")):
+        d = tmp_path / "elsewhere" / name
+        d.mkdir(parents=True)
+        shutil.copy(tuning / f"train_{name}_tiny.yaml", d / "config.yml")
+        assert vocoder_label(str(d / "checkpoint.pkl")) == want
+    one_band = yaml.safe_load((tuning / "train_mbmelgan_tiny.yaml").read_text())
+    one_band["generator_params"]["out_channels"] = 1
+    (tmp_path / "elsewhere" / "mbmelgan" / "config.yml").write_text(yaml.safe_dump(one_band))
+    assert vocoder_label(str(tmp_path / "elsewhere" / "mbmelgan" / "checkpoint.pkl")) == "MelGAN"
+    assert vocoder_label(str(tmp_path / "exp" / "vocoder_mbmelgan" / "checkpoint.pkl")) == "Multi-band MelGAN"
+    assert vocoder_label(str(tmp_path / "mine.pkl")) == "mine.pkl"
+    assert vocoder_label("griffin_lim") == "Griffin-Lim"
+
+    # a decode dir of the recipe whose synth.json names the copied Multi-band MelGAN by a path relative to the recipe
+    shutil.copy(tuning / "train_mbmelgan_tiny.yaml", tmp_path / "elsewhere" / "mbmelgan" / "config.yml")
+    dec = tmp_path / "exp" / "gt_mel" / "decode_test"
+    dec.mkdir(parents=True)
+    per = {"u1": dict(frames=8, seconds=0.1, peak=0.5, hit_maxlen=False)}
+    (dec / "synth.json").write_text(json.dumps(dict(
+        vocoder="elsewhere/mbmelgan/checkpoint.pkl", utterances=1, audio_seconds=0.1, acoustic_rtf=0.0,
+        vocoder_rtf=0.01, threads=1, per_utt=per)))
+    m = report.decode_metrics(dec)
+    assert m["vocoder"] == "mbmelgan" and m["vocoder_label"] == "Multi-band MelGAN"
+    assert report.row_name("gt_mel", {"test": m}) == "GT mel + Multi-band MelGAN"

@@ -34,7 +34,8 @@ from local_models.common.datadir import atomic_open, read_table
 from local_models.common.pack import pack_model
 
 from .phonemes import LANGUAGE_NAMES, token_type_of
-from .systems import AUTOREGRESSIVE, DESCRIPTIONS, VOCODER_LABELS
+from .systems import AUTOREGRESSIVE, DESCRIPTIONS
+from .vocoder import vocoder_label
 
 RECIPE = "egs/kss/tts1"
 USAGE_TEXT = {"ko": "안녕하세요, 3월 1일입니다.", "es": "Un pato y una rana."}  # the model card's example
@@ -142,8 +143,7 @@ def synthesis_settings(exp_dir: Path) -> dict:
            "sample_rate": int(fbank["sample_rate"]), "hop_length": int(fbank["hop_length"]),
            "autoregressive": system_key(exp_dir) in AUTOREGRESSIVE, "decode": dict(DECODE_DEFAULTS),
            "vocoder": {"type": "griffin_lim", "iters": voc["griffin_lim_iters"]} if voc["vocoder"] == "griffin_lim"
-           else {"type": "parallel_wavegan", "name": VOCODER_LABELS.get(Path(voc["vocoder"]).parent.name,
-                                                                  "Parallel WaveGAN")}}
+           else {"type": "parallel_wavegan", "name": vocoder_label(str(recipe_of(exp_dir) / voc["vocoder"]))}}
     out["vocoder"]["chosen_from"] = voc["from"]
     return out
 

@@ -30,7 +30,7 @@ from .metrics import (SKIP_TOKENS, attention_failures, attention_path, duration_
                       strip_eos, uniform_durations)
 from .phonemes import token_type_of
 from .systems import AUTOREGRESSIVE, GT_MEL_ROWS, LABELS, PAPER_MOS, PAPER_ROWS, TEACHER, VOCODER_LABELS
-from .vocoder import checkpoints
+from .vocoder import checkpoints, vocoder_label
 
 SILENT_PEAK = 0.01  # a synthesised wav whose peak stays below this is called silent
 # true durations in data/<set>: the engine's phone events as emitted, and the same with each stop's closure
@@ -115,8 +115,12 @@ def decode_metrics(d: Path) -> dict:
     synth = json.loads((d / "synth.json").read_text())
     per = synth["per_utt"].values()
     vocoder = synth.get("vocoder", "unknown")
-    # a checkpoint is named by its exp dir (vocoder_pwg, vocoder_mbmelgan): every trained one is checkpoint.pkl
-    out.update(vocoder=vocoder if vocoder in ("griffin_lim", "unknown") else Path(vocoder).parent.name or vocoder,
+    # a checkpoint is keyed by its exp dir (vocoder_pwg, vocoder_mbmelgan: every trained one is checkpoint.pkl) and
+    # named by its own config (a path relative to the recipe, where stage 5 ran)
+    trained = vocoder not in ("griffin_lim", "unknown")
+    if trained and not Path(vocoder).is_absolute() and not Path(vocoder).exists():
+        vocoder = str(Path(d).resolve().parents[2] / vocoder)
+    out.update(vocoder=Path(vocoder).parent.name or vocoder if trained else vocoder, vocoder_label=vocoder_label(vocoder),
                utterances=synth["utterances"], audio_seconds=synth["audio_seconds"], rtf=synth["acoustic_rtf"],
                vocoder_rtf=synth["vocoder_rtf"], threads=synth["threads"],
                silent=sum(p["peak"] < SILENT_PEAK for p in per), over_full_scale=sum(p["peak"] > 1.0 for p in per),
@@ -193,9 +197,8 @@ def row_name(name: str, sets: dict) -> str:
     """Display name; a GT-mel row says which vocoder it is."""
     if not name.startswith("gt_mel"):
         return LABELS.get(name, name)
-    vocoder = next(iter(sets.values()))["vocoder"] if sets else "unknown"
-    return "GT mel" + {"griffin_lim": " + Griffin-Lim", "unknown": ""}.get(
-        vocoder, f" + {VOCODER_LABELS.get(vocoder, 'Parallel WaveGAN')}")
+    label = next(iter(sets.values()))["vocoder_label"] if sets else "unknown"
+    return "GT mel" if label == "unknown" else f"GT mel + {label}"
 
 
 def fmt(v, digits=2, pct=False):
@@ -500,7 +503,9 @@ def _intro_lines(corpus: str, systems: Sequence[str], exp, rows, env=None) -> li
     elif vocoders == ["vocoder_pwg"]:
         L += [f"Vocoder of the systems: {', '.join(vocoders)}" + (f" = {pwg}." if pwg else "."), ""]
     elif vocoders:
-        L += [f"Vocoder of the systems: {', '.join(VOCODER_LABELS.get(v, v) for v in vocoders)}."
+        labels = sorted({m["vocoder_label"] for name, sets in rows.items() if not name.startswith("gt_mel")
+                         for m in sets.values()})
+        L += [f"Vocoder of the systems: {', '.join(labels)}."
               + (f" {pwg}." if pwg else ""), ""]
     mbm = vocoder_summary(Path(exp) / "vocoder_mbmelgan")
     if mbm:
@@ -544,7 +549,7 @@ def _table1_lines(systems: Sequence[str], gt_mel_rows: Sequence[str], rows, main
         m = rows.get(name, {}).get(main_set) if main_set else None
         # the paper's GT mel row is Parallel WaveGAN on the reference mels
         pi, pk = PAPER_MOS["gt_mel"] if name.startswith("gt_mel") else PAPER_MOS[name]
-        if name.startswith("gt_mel") and m is not None and m["vocoder"] in ("griffin_lim", "vocoder_mbmelgan"):
+        if name.startswith("gt_mel") and m is not None and m["vocoder_label"] not in ("Parallel WaveGAN", "unknown"):
             pi, pk = "—", "—"
         label = row_name(name, rows.get(name, {}))
         if m is None or "mcd" not in m:

@@ -17,6 +17,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from .systems import VOCODER_LABELS
+
 
 class GriffinLim:
     """log10-mel (T, n_mels) -> waveform with the recipe's STFT settings: the mel inverted as ESPnet2's
@@ -73,6 +75,28 @@ class PWGVocoder:
             self.torch.manual_seed(0)  # the generator's input is torch.randn noise: same mel, same wav
             c = self.torch.from_numpy(np.array(logmel, dtype=np.float32)).to(self.device)  # a writable copy
             return self.model.inference(c).view(-1).detach().float().cpu().numpy()
+
+
+# display names of parallel-wavegan's generators (the generator_type of a checkpoint's config.yml)
+GENERATOR_LABELS = {"ParallelWaveGANGenerator": "Parallel WaveGAN", "MelGANGenerator": "MelGAN",
+                    "HiFiGANGenerator": "HiFi-GAN", "StyleMelGANGenerator": "StyleMelGAN"}
+
+
+def vocoder_label(vocoder: str) -> str:
+    """Display name of what vocoded (a synth.json's "vocoder"): Griffin-Lim, or a checkpoint's generator as the
+    config.yml beside it names it (a MelGAN that makes sub-bands is Multi-band MelGAN), whatever dir it sits in;
+    without a config, stage 4's name of its exp dir, else the checkpoint's file name."""
+    if vocoder in ("griffin_lim", "unknown"):  # unknown: a synth.json that does not say
+        return {"griffin_lim": "Griffin-Lim", "unknown": "unknown"}[vocoder]
+    import yaml
+
+    conf = Path(vocoder).parent / "config.yml"
+    c = yaml.safe_load(conf.read_text(encoding="utf-8")) if conf.is_file() else None
+    if isinstance(c, dict) and c.get("generator_type") in GENERATOR_LABELS:
+        bands = int((c.get("generator_params") or {}).get("out_channels", 1))
+        label = GENERATOR_LABELS[c["generator_type"]]
+        return f"Multi-band {label}" if label == "MelGAN" and bands > 1 else label
+    return VOCODER_LABELS.get(Path(vocoder).parent.name, Path(vocoder).name)
 
 
 def build_vocoder(vocoder: str, conf: dict, griffin_lim_iters: int, device="cpu"):
