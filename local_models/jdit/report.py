@@ -489,24 +489,19 @@ def _intro_lines(corpus: str, systems: Sequence[str], exp, rows, env=None) -> li
     not_run = [LABELS[s] for s in PAPER_ROWS if s not in systems]
     if not_run:
         L += [f"**Not run: {', '.join(not_run)}** (rows marked \"not run\").", ""]
-    vocoders = sorted({m["vocoder"] for name, sets in rows.items() if not name.startswith("gt_mel")
+    vocoders = sorted({m["vocoder_label"] for name, sets in rows.items() if not name.startswith("gt_mel")
                        for m in sets.values()})
     pwg = vocoder_summary(Path(exp) / "vocoder_pwg")
     pwg = (f"Parallel WaveGAN trained by this recipe (stage 4, `exp/vocoder_pwg`): {pwg}; the paper's vocoder "
            "trained 400k steps with the 30-layer generator (conf/tuning/train_pwg.yaml)") if pwg else ""
-    if vocoders == ["griffin_lim"]:
+    if vocoders == ["Griffin-Lim"]:
         L += ["Vocoder of the systems: griffin_lim (torchaudio's fast Griffin-Lim on the de-normalised log-mel, "
               "local_models/common/griffin_lim.py), NOT the "
               "paper's Parallel WaveGAN, so absolute MCDs include Griffin-Lim's own distortion (the GT mel + "
               "Griffin-Lim row)." + (f" {pwg}: its row on the reference mels says whether it would do better "
                                       "(`--vocoder pwg` vocodes the systems with it)." if pwg else ""), ""]
-    elif vocoders == ["vocoder_pwg"]:
-        L += [f"Vocoder of the systems: {', '.join(vocoders)}" + (f" = {pwg}." if pwg else "."), ""]
-    elif vocoders:
-        labels = sorted({m["vocoder_label"] for name, sets in rows.items() if not name.startswith("gt_mel")
-                         for m in sets.values()})
-        L += [f"Vocoder of the systems: {', '.join(labels)}."
-              + (f" {pwg}." if pwg else ""), ""]
+    elif vocoders:  # trained ones, named by their configs
+        L += [f"Vocoder of the systems: {', '.join(vocoders)}." + (f" {pwg}." if pwg else ""), ""]
     mbm = vocoder_summary(Path(exp) / "vocoder_mbmelgan")
     if mbm:
         L += [f"Multi-band MelGAN in `exp/vocoder_mbmelgan` (parallel-wavegan's trainer through jdit_pwg_train, as "
