@@ -405,6 +405,9 @@ def test_smoke_whole_recipe_one_epoch(recipe, tmp_path):
     # the CPU's load when the timing started, stated beside the table
     assert bench["cores"] >= 1 and f"load average when it started was {bench['load_average_at_start']:.2f}" in md
     assert "All numbers: `exp/results.json`.\n\n## How this JDI-T differs" in md  # a heading after a blank line
+    # what was searched on dev (JDI-T's departures) and what was not (the baselines: ESPnet's settings as given)
+    assert ("Settings searched: JDI-T's aligner departures only" in md
+            and "The baselines (Tacotron2, Transformer, FastSpeech) run the ESPnet settings" in md)
     # the length-penalising MCD beside the DTW one; the sealed set's look; who trained each model (the PWG too)
     m = json.loads((dec / "mcd.json").read_text())
     assert m["per_utt"]["kss-1_0011"]["frames_1to1"] >= m["per_utt"]["kss-1_0011"]["ref_frames"]

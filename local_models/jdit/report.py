@@ -350,14 +350,22 @@ def pooled_mean(total, n) -> float:
     return float(np.sum(total) / np.sum(n))
 
 
+def departs_from_paper(exp: Path) -> Optional[bool]:
+    """Whether EXP/tts_jdit's aligner departs from the paper's (transition agent, guided attention weight not 1);
+    None when no JDI-T was trained there."""
+    import yaml
+
+    conf = Path(exp) / "tts_jdit" / "config.yaml"
+    if not conf.is_file():
+        return None
+    t = (yaml.safe_load(conf.read_text(encoding="utf-8")) or {}).get("tts_conf") or {}
+    return bool(t.get("aligner_transition_agent")) or float(t.get("guided_attn_weight", 1.0)) != 1.0
+
+
 def chosen_on_text(opts: ScoreOptions) -> str:
     """The set JDI-T's settings were chosen on, as each verdict states it: OPTS.chosen_on where this run's JDI-T
     departs from the paper (transition agent, guided attention weight), said plainly when that is a sealed set."""
-    import yaml
-
-    conf = Path(opts.exp) / "tts_jdit" / "config.yaml"
-    t = (yaml.safe_load(conf.read_text(encoding="utf-8")) or {}).get("tts_conf") or {} if conf.is_file() else None
-    if t is not None and not t.get("aligner_transition_agent") and float(t.get("guided_attn_weight", 1.0)) == 1.0:
+    if departs_from_paper(Path(opts.exp)) is False:
         return "no set (JDI-T with the paper's aligner settings)"
     if opts.chosen_on in opts.sealed_sets:
         return (f"{opts.chosen_on} (JDI-T's departures from the paper were chosen on this sealed set's true durations "
@@ -516,6 +524,18 @@ def _intro_lines(corpus: str, systems: Sequence[str], exp, rows, env=None) -> li
               + ("; at these step counts the attention-based models here are far from converged (see the "
                  "duration and attention-failure tables), so this run tests the pipeline and the measurements, "
                  "not the paper's quality ranking." if short else "."), ""]
+    baselines = [LABELS[n] for n in systems if n != "jdit" and training.get(n)]
+    if "jdit" in systems and baselines and departs_from_paper(Path(exp)):
+        trained = [t for t in training.values() if t]
+        steps = [int(m.group(1)) for t in trained for m in [re.search(r"\((\d+) steps", t)] if m]
+        same_length = len(steps) == len(trained) and len(set(steps)) == 1
+        L += ["Settings searched: JDI-T's aligner departures only (against the paper's settings, on the mini "
+              "corpus's dev set: `local/choose_departures.sh`, RESULTS_dev_choice.md). The baselines ("
+              + ", ".join(baselines) + ") run the ESPnet settings of conf/tuning/train_<system>*.yaml as given, "
+              "searched on no set: "
+              + (f"the same training length as JDI-T ({steps[0]} steps)" if same_length else "the training lengths above")
+              + " and its checkpoint rule (the lowest dev loss), no settings search of their own; a baseline that "
+              "does not converge at that length is reported, not ranked.", ""]
     aligner = aligner_summary(Path(exp) / "tts_jdit") if "jdit" in systems else ""
     if aligner:
         L += [aligner, ""]
