@@ -129,6 +129,14 @@ def test_summaries_read_the_numbers_and_the_verdicts():
     assert cell("egs/kss/tts1", kss)[0] == (
         f"MCD JDI-T 12.00 vs FastSpeech 11.03 dB (paper MOS 3.52 vs 3.23): {FAILS}; "
         f"aligner MAE 1.50 frames (goal < 2): {HOLDS}")
+    # the interval report with no converged baseline: JDI-T's own MCD and the paper's numbers, no ordering
+    kss = ["`test` MCD (DTW): JDI-T (ours) 9.53 dB, FastSpeech 11.31 dB (not converged)",
+           "MCD ordering on `test`, FastSpeech vs JDI-T (ours): not judged, not converged (FastSpeech: ...).",
+           "JDI-T aligner duration MAE on `test` against the engine events (goal < 2 frames): NOT met, 2.69 [2.46, "
+           "2.95] (95 % bootstrap over 15 utterances); chosen on dev"]
+    assert cell("egs/kss/tts1", kss)[0] == (
+        "MCD JDI-T 9.53 dB; vs FastSpeech (paper MOS 3.52 vs 3.23): not judged, not converged; "
+        f"aligner MAE 2.69 frames (goal < 2): {FAILS}")
     sad = ["Paper's ordering on eval DCF (collar 0.5 s, as the paper) (seg RNN < CNN+HMM, RNN+HMM < stat. SAD < energy "
            "baseline): **holds** here (Seg. RNN, dev-best (L, S) of Fig. 7 1.00, CNN + HMM 2.00, RNN + HMM 2.50, "
            "Stat. SAD 4.00, energy 21.19)."]

@@ -159,7 +159,8 @@ def _kss_verdicts(claims: List[str]) -> str:
     if m:
         out = f"MCD FastSpeech − JDI-T {m.group(2)} dB (paper MOS 3.23 vs 3.52): {_kss_word(m.group(1))}"
     elif n:
-        out = "MCD vs FastSpeech: not judged (not converged)"
+        j = _find(claims, r"^`[^`]+` MCD \(DTW\): JDI-T \(ours\) ([\d.]+) dB")
+        out = f"MCD JDI-T {j.group(1)} dB; vs FastSpeech (paper MOS 3.52 vs 3.23): not judged, not converged"
     else:
         raise ValueError("no FastSpeech ordering verdict")
     d = _find(claims, r"^JDI-T aligner duration MAE on `[^`]+` against the engine events \(goal < 2 frames\): "
