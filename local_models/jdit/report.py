@@ -120,7 +120,8 @@ def decode_metrics(d: Path) -> dict:
     trained = vocoder not in ("griffin_lim", "unknown")
     if trained and not Path(vocoder).is_absolute() and not Path(vocoder).exists():
         vocoder = str(Path(d).resolve().parents[2] / vocoder)
-    out.update(vocoder=Path(vocoder).parent.name or vocoder if trained else vocoder, vocoder_label=vocoder_label(vocoder),
+    out.update(vocoder=(Path(vocoder).parent.name or vocoder) if trained else vocoder,
+               vocoder_label=vocoder_label(vocoder),
                utterances=synth["utterances"], audio_seconds=synth["audio_seconds"], rtf=synth["acoustic_rtf"],
                vocoder_rtf=synth["vocoder_rtf"], threads=synth["threads"],
                silent=sum(p["peak"] < SILENT_PEAK for p in per), over_full_scale=sum(p["peak"] > 1.0 for p in per),
@@ -516,8 +517,9 @@ def _intro_lines(corpus: str, systems: Sequence[str], exp, rows, env=None) -> li
               f"stage 4 runs it with --train-mbmelgan true): {mbm}; its paper trained 1M steps "
               "(conf/tuning/train_mbmelgan.yaml).", ""]
     training = {name: training_summary(Path(exp) / f"tts_{name}") for name in systems}
-    if any(training.values()):
-        steps = [int(m.group(1)) for t in training.values() for m in [re.search(r"\((\d+) steps", t)] if m]
+    trained = [t for t in training.values() if t]
+    steps = [int(m.group(1)) for t in trained for m in [re.search(r"\((\d+) steps", t)] if m]
+    if trained:
         short = bool(steps) and max(steps) < 10000
         L += ["Training (this run): " + "; ".join(f"{LABELS[n]} {t}" for n, t in training.items() if t) + ". "
               "The paper trained JDI-T for 300k steps on 12 h of KSS"
@@ -526,8 +528,6 @@ def _intro_lines(corpus: str, systems: Sequence[str], exp, rows, env=None) -> li
                  "not the paper's quality ranking." if short else "."), ""]
     baselines = [LABELS[n] for n in systems if n != "jdit" and training.get(n)]
     if "jdit" in systems and baselines and departs_from_paper(Path(exp)):
-        trained = [t for t in training.values() if t]
-        steps = [int(m.group(1)) for t in trained for m in [re.search(r"\((\d+) steps", t)] if m]
         same_length = len(steps) == len(trained) and len(set(steps)) == 1
         L += ["Settings searched: JDI-T's aligner departures only (against the paper's settings, on the mini "
               "corpus's dev set: `local/choose_departures.sh`, RESULTS_dev_choice.md). The baselines ("

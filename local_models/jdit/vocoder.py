@@ -86,8 +86,10 @@ def vocoder_label(vocoder: str) -> str:
     """Display name of what vocoded (a synth.json's "vocoder"): Griffin-Lim, or a checkpoint's generator as the
     config.yml beside it names it (a MelGAN that makes sub-bands is Multi-band MelGAN), whatever dir it sits in;
     without a config, stage 4's name of its exp dir, else the checkpoint's file name."""
-    if vocoder in ("griffin_lim", "unknown"):  # unknown: a synth.json that does not say
-        return {"griffin_lim": "Griffin-Lim", "unknown": "unknown"}[vocoder]
+    if vocoder == "griffin_lim":
+        return "Griffin-Lim"
+    if vocoder == "unknown":  # a synth.json that does not say
+        return vocoder
     import yaml
 
     conf = Path(vocoder).parent / "config.yml"
