@@ -229,7 +229,8 @@ def test_readme_cell_reads_the_interval_verdicts(tmp_path):
                            f"frames (goal < 2): {FAILS}")
     rows["fastspeech"] = _row(8.0, ratio=0.17, seed=3)
     claims = report.headline(tmp_path / "exp", ("test",), rows, {}, report.judge(_opts(tmp_path), rows, {}))
-    assert cell("egs/kss/tts1", claims) == ("MCD vs FastSpeech: not judged (not converged)", True)
+    assert cell("egs/kss/tts1", claims) == (
+        "MCD JDI-T 9.00 dB; vs FastSpeech (paper MOS 3.52 vs 3.23): not judged, not converged", True)
     old = ["`test` MCD: JDI-T (ours) 9.44 dB, FastSpeech 11.03 dB, Transformer 12.39 dB"]
     assert cell("egs/kss/tts1", old) == (f"MCD JDI-T 9.44 vs FastSpeech 11.03 dB (paper MOS 3.52 vs 3.23): {HOLDS}",
                                          True)
