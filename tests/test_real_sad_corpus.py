@@ -1,6 +1,7 @@
 """egs/debian_speech/sad1/local/make_real_corpus.py: the real-recording SAD corpus's labels are exact by construction,
 and its three splits are disjoint makes (tones stand in for the packages' speech and music here)."""
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -107,12 +108,64 @@ def test_an_empty_or_silent_clip_has_no_speech(mrc, tmp_path):
 
 
 def test_spoken_stamp_sounds_are_not_noise(mrc, tmp_path):
-    """Tux Paint's letter and number stamps say their letter / number aloud: never in the non-speech pool (they
-    were, as 161 of the 263 train 'effects'); the animals' sounds are, the read descriptions are not."""
+    """Tux Paint's letter and number stamps say their letter / number aloud, and a few single sounds carry a voice
+    (the faces' cries, the dreidel's letter names): never in the non-speech pool (the letters were, as 161 of the
+    263 train 'effects'); the animals' sounds are, the read descriptions are not."""
     stamps = tmp_path / mrc.STAMPS
     for rel in ("symbols/math/7_nl.ogg", "symbols/alphabets/lowercase/a_filled.ogg", "animals/birds/crow.ogg",
-                "animals/birds/crow_desc_es.ogg", "household/kettle.ogg", "symbols/faces/happy.ogg"):
+                "animals/birds/crow_desc_es.ogg", "household/kettle.ogg", "symbols/faces/happy.ogg",
+                "symbols/faces/happy_face.ogg", "seasonal/hanukkah/dreydl-nun.ogg", "space/apollo_lander.ogg"):
         (stamps / rel).parent.mkdir(parents=True, exist_ok=True)
         (stamps / rel).write_bytes(b"")
     got = sorted(p.relative_to(stamps).as_posix() for p in mrc.tuxpaint_effects(tmp_path))
-    assert got == ["animals/birds/crow.ogg", "household/kettle.ogg", "symbols/faces/happy.ogg"]
+    assert got == ["animals/birds/crow.ogg", "household/kettle.ogg", "symbols/faces/happy_face.ogg"]
+
+
+def test_voiced_game_sounds_leave_every_pool_even_from_an_earlier_build(mrc, tmp_path):
+    """Eval's effects (Hedgewars' Sounds/, Warzone's audio/sfx/) without the screams, grunts and 'help!', and a
+    pool folder built before a sound was found voiced loses it on the next build (NonSpeechSet reads the folder)."""
+    import zipfile
+
+    roots = {k: tmp_path / k for k in ("hedgewars", "warzone")}
+    data = roots["hedgewars"] / mrc.HEDGEWARS_DIR
+    for rel in ("Music/theme.ogg", "Sounds/explosion.ogg", "Sounds/hell_ow.ogg", "Sounds/voices/Default/Boom.ogg"):
+        (data / rel).parent.mkdir(parents=True, exist_ok=True)
+        (data / rel).write_bytes(b"x")
+    wz = roots["warzone"] / mrc.WARZONE_WZ
+    wz.parent.mkdir(parents=True)
+    with zipfile.ZipFile(wz, "w") as z:
+        for n in ("audio/sfx/weapons/gun.ogg", "audio/sfx/misc/scream2.ogg", "audio/sfx/misc/help.ogg",
+                  "audio/memressp/msg.ogg"):
+            z.writestr(n, b"x")
+    out = tmp_path / "pool"
+    (out / "noise").mkdir(parents=True)
+    (out / "noise" / "misc-scream.ogg").write_bytes(b"x")  # left by a build before the voiced list
+    mrc.nonspeech_dir("eval", roots, out)
+    assert sorted(os.listdir(out / "noise")) == ["Sounds-explosion.ogg", "audio-sfx-weapons-gun.ogg"]
+    assert os.listdir(out / "music") == ["Music-theme.ogg"]
+
+
+def test_the_sealed_eval_is_checked_against_its_committed_fingerprint(mrc, tmp_path, capsys):
+    """A split built at the fingerprint's settings must match it byte for byte, or nothing of it is kept; built
+    with other settings it is not checked (and said so). The committed fingerprint names the sealed eval's two
+    streams and every reference table."""
+    wav, data = tmp_path / "wav", tmp_path / "data"
+    wav.mkdir(), data.mkdir()
+    for name in ("real_eval_000.wav", "real_eval_001.wav"):
+        (wav / name).write_bytes(name.encode())
+    for t in mrc.TABLES:
+        (data / t).write_text(f"{t}\n")
+    manifest = tmp_path / "eval.sha256"
+    mrc.write_manifest(manifest, mrc.settings_line("eval", 10.0, 0), mrc.digests(wav, data))
+    mrc.check_sealed(manifest, "eval", 10.0, 0, wav, data)
+    assert "byte for byte" in capsys.readouterr().err
+    mrc.check_sealed(manifest, "eval", 2.0, 0, wav, data)  # another make: left alone
+    assert "not checked" in capsys.readouterr().err and (data / "events").is_file()
+    (data / "events").write_text("events, one more line\n")
+    with pytest.raises(SystemExit, match=r"not the sealed one .* \(differs: data/events\)"):
+        mrc.check_sealed(manifest, "eval", 10.0, 0, wav, data)
+    assert not data.exists() and not list(wav.glob("*.wav"))
+    committed = (ROOT / "egs" / "debian_speech" / "sad1" / "conf" / "eval.sha256").read_text().splitlines()
+    assert committed[0] == mrc.settings_line("eval", 10, 0)
+    assert sorted(line.split("  ")[1] for line in committed[1:]) == sorted(
+        [f"data/{t}" for t in mrc.TABLES] + ["wav/real_eval_000.wav", "wav/real_eval_001.wav"])

@@ -9,10 +9,13 @@ eval_min=10
 seed=0
 . parse_options.sh
 
-rm -rf data/train data/dev data/eval  # no table of an earlier run survives
+rm -rf data/train data/dev data/eval  # no table or stream of an earlier run survives
 for split in train dev eval; do
     minutes_var="${split}_min"
     log "Building ${split} (${!minutes_var} min, seed ${seed})"
+    rm -rf "downloads/real/wav_${split}"
+    check=()  # the sealed set, at its committed settings (10 min, seed 0), must be the fingerprinted one
+    if [ "${split}" = eval ]; then check=(--expect-sha256 conf/eval.sha256); fi
     python local/make_real_corpus.py --split "${split}" --minutes "${!minutes_var}" --seed "${seed}" \
-        --work-dir downloads/real "downloads/real/wav_${split}" "data/${split}"
+        --work-dir downloads/real "${check[@]}" "downloads/real/wav_${split}" "data/${split}"
 done

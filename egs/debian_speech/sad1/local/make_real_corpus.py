@@ -11,8 +11,10 @@ Each split is its own make: no speaker, language, music or effect of one split i
 | dev   | Fish Fillets NG nl (2 actors); Tux Paint ru bg               | the same, half B       | the same, half B       |
 | eval  | Warzone 2100 voice lines (en); Tux Paint el be               | Hedgewars' music       | Hedgewars' and Warzone 2100's effects |
 
-eval is the sealed set (scored once, by the final stage); dev chooses every threshold and rule. Debian's asterisk
-sound packages and alsa-utils' recorded noise are never used (common/debian.py refuses them).
+No split's effects hold a sound with a human voice in it (VOICED_EFFECTS: words, cries, screams).
+eval is the sealed set (scored once, by the final stage); dev chooses every threshold and rule; built at its
+committed settings it must match conf/eval.sha256 (--expect-sha256). Debian's asterisk sound packages and
+alsa-utils' recorded noise are never used (common/debian.py refuses them).
 
 A stream: speech clips one after another with drawn pauses (each clip cut at its own silences: the regions
 librosa.effects.split finds 35 dB below the clip's peak, pauses under 0.3 s bridged, are the reference speech), each
@@ -26,11 +28,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import io
+import os
+import shutil
 import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from scipy.signal import butter, sosfilt
@@ -56,6 +60,20 @@ HEDGEWARS_DIR = "usr/share/games/hedgewars/Data"
 # sonic-pi's sample families: tonal loops and pads are music, single hits and scratches are effects
 SONIC_PI_MUSIC = ("ambi", "bass", "guit", "loop", "mehackit", "tabla")
 SPOKEN_STAMPS = ("symbols/alphabets", "symbols/math")  # Tux Paint stamp folders whose sounds are spoken words
+# Single sounds that carry a human voice: words (Apollo radio talk, the dreidel's letter names, "help!") and wordless
+# vocalisations (the faces' and the ghost's cries, Hedgewars' hellish grunts, yoo-hoo and chant, Warzone's screams).
+# Found by looking at the spectrograms (harmonics under moving formants) of every effect whose name or silero-vad
+# score hinted at a voice, listed by path whatever a detector made of them: labelled non-speech they would teach and
+# score a voice as noise, and no reference convention here calls a scream speech, so no split uses them.
+VOICED_EFFECTS = {
+    "tuxpaint": ("space/apollo_lander.ogg", "seasonal/hanukkah/dreydl-gimmel.ogg", "seasonal/hanukkah/dreydl-hay.ogg",
+                 "seasonal/hanukkah/dreydl-nun.ogg", "seasonal/hanukkah/dreydl-shin.ogg",
+                 "seasonal/halloween/ghost.ogg", "symbols/faces/excited.ogg", "symbols/faces/happy.ogg",
+                 "symbols/faces/mad.ogg", "symbols/faces/sad.ogg"),
+    "hedgewars": ("hell_growl.ogg", "hell_ooff.ogg", "hell_ow.ogg", "hell_ugh.ogg", "Yoohoo.ogg", "hogchant3.ogg"),
+    "warzone": ("audio/sfx/misc/help.ogg", "audio/sfx/misc/scream.ogg", "audio/sfx/misc/scream2.ogg",
+                "audio/sfx/misc/scream3.ogg"),
+}
 SPEECH_SOURCES = {"train": (("fillets", "cs"), ("tuxpaint", "es"), ("tuxpaint", "fr"), ("tuxpaint", "ca"),
                             ("tuxpaint", "ro")),
                   "dev": (("fillets", "nl"), ("tuxpaint", "ru"), ("tuxpaint", "bg")),
@@ -102,9 +120,11 @@ def speech_clips(split: str, roots: Dict[str, Path]) -> List[SpeechClip]:
 def tuxpaint_effects(root: Path) -> List[Path]:
     """Tux Paint's stamp sounds that are not speech: not the read descriptions (`*_desc*`), and nothing under
     SPOKEN_STAMPS (the letter and number stamps say their letter or number aloud, most in one language each:
-    `math-7_nl.ogg`; labelled non-speech they taught the nets, and scored, spoken words as noise)."""
+    `math-7_nl.ogg`; labelled non-speech they taught the nets, and scored, spoken words as noise), nor a sound of
+    VOICED_EFFECTS."""
     stamps = root / STAMPS
     return [p for p in sorted(stamps.rglob("*.ogg")) if "_desc" not in p.name
+            and p.relative_to(stamps).as_posix() not in VOICED_EFFECTS["tuxpaint"]
             and not any(p.relative_to(stamps).as_posix().startswith(d + "/") for d in SPOKEN_STAMPS)]
 
 
@@ -120,11 +140,13 @@ def nonspeech_files(split: str, roots: Dict[str, Path]) -> Dict[str, List[Path]]
     else:
         data = roots["hedgewars"] / HEDGEWARS_DIR
         kinds["music"] = sorted((data / "Music").glob("*.ogg"))
-        kinds["noise"] = sorted((data / "Sounds").glob("*.ogg"))  # effects only: voices/ is a subfolder
+        kinds["noise"] = sorted(p for p in (data / "Sounds").glob("*.ogg")  # effects only: voices/ is a subfolder
+                                if p.name not in VOICED_EFFECTS["hedgewars"])
         wz = roots["warzone"] / WARZONE_WZ
         with zipfile.ZipFile(wz) as z:
             kinds["noise"] += [Path(f"{wz}::{n}") for n in sorted(z.namelist())
-                               if n.startswith("audio/sfx/") and n.endswith(".ogg")]
+                               if n.startswith("audio/sfx/") and n.endswith(".ogg")
+                               and n not in VOICED_EFFECTS["warzone"]]
     return kinds
 
 
@@ -219,10 +241,13 @@ def build_stream(rng, clips: Sequence[SpeechClip], nonspeech: NonSpeechSet, seco
 
 # ----------------------------------------------------------------------------- a split
 def nonspeech_dir(split: str, roots: Dict[str, Path], out: Path) -> Path:
-    """OUT in MUSAN's layout (music/, noise/) for sad.augment.NonSpeechSet: zip members extracted, files linked."""
+    """OUT in MUSAN's layout (music/, noise/) for sad.augment.NonSpeechSet: zip members extracted, files linked;
+    an entry left by an earlier build that the lists no longer hold (a sound since found to be voiced) is removed,
+    as NonSpeechSet reads every file of the folder."""
     for kind, files in nonspeech_files(split, roots).items():
         d = out / kind
         d.mkdir(parents=True, exist_ok=True)
+        wanted = set()
         for f in files:
             text = str(f)
             if "::" in text:
@@ -235,6 +260,9 @@ def nonspeech_dir(split: str, roots: Dict[str, Path], out: Path) -> Path:
                 dst = d / f"{f.parent.name}-{f.name}"
                 if not dst.exists():
                     dst.symlink_to(f)
+            wanted.add(dst.name)
+        for stale in sorted(set(os.listdir(d)) - wanted):
+            (d / stale).unlink()
     return out
 
 
@@ -259,6 +287,61 @@ def write_split(split: str, minutes: float, seed: int, roots: Dict[str, Path], w
     write_events(data_dir / "events", table)
 
 
+# ----------------------------------------------------------------------------- the sealed set's fingerprint
+TABLES = ("events", "ref.rttm", "ref_segments", "reco2dur", "reco2channel")
+
+
+def digests(wav_dir: Path, data_dir: Path) -> Dict[str, str]:
+    """{'wav/<rec>.wav' or 'data/<table>': sha256} for a split's streams and reference tables."""
+    files = {f"wav/{w.name}": w for w in sorted(wav_dir.glob("*.wav"))}
+    files.update({f"data/{t}": data_dir / t for t in TABLES})
+    return {name: hashlib.sha256(path.read_bytes()).hexdigest() for name, path in files.items()}
+
+
+def settings_line(split: str, minutes: float, seed: int) -> str:
+    return f"# split {split}, minutes {minutes:g}, seed {seed}"
+
+
+def write_manifest(path: Path, settings: str, got: Dict[str, str]) -> None:
+    with atomic_open(path, "w") as f:
+        f.write(f"{settings}\n" + "".join(f"{h}  {name}\n" for name, h in got.items()))
+
+
+def manifest_mismatch(path: Path, settings: str, got: Dict[str, str]) -> Optional[List[str]]:
+    """None when PATH fingerprints another make (other settings: nothing to check); else the names whose sha256
+    differ from PATH's, missing or extra ones included ([] = the committed set, byte for byte)."""
+    lines = path.read_text().splitlines()
+    if not lines or lines[0] != settings:
+        return None
+    want = {}
+    for i, line in enumerate(lines[1:], 2):
+        h, sep, name = line.partition("  ")
+        if not sep or len(h) != 64:
+            raise SystemExit(f"make_real_corpus: {path}:{i}: not a '<sha256>  <name>' line: {line!r}")
+        want[name] = h
+    return sorted(n for n in set(want) | set(got) if want.get(n) != got.get(n))
+
+
+def check_sealed(path: Path, split: str, minutes: float, seed: int, wav_dir: Path, data_dir: Path) -> None:
+    """The split just built against its committed fingerprint: a sealed set must be the one that was fixed before
+    any system was scored on it. On a mismatch nothing of the split is left (no stage can score another set)."""
+    settings = settings_line(split, minutes, seed)
+    bad = manifest_mismatch(path, settings, digests(wav_dir, data_dir))
+    if bad is None:
+        print(f"make_real_corpus: {split} built with other settings than {path} ({settings[2:]}): not the "
+              "committed sealed set, not checked", file=sys.stderr)
+    elif bad:
+        shutil.rmtree(data_dir, ignore_errors=True)
+        for w in wav_dir.glob("*.wav"):
+            w.unlink()
+        raise SystemExit(f"make_real_corpus: the {split} set built here is not the sealed one fingerprinted in "
+                         f"{path} (differs: {', '.join(bad[:4])}{' ...' if len(bad) > 4 else ''}): the packages, "
+                         "this script or the machine's arithmetic changed. Nothing of it was kept; a set built "
+                         "with other --minutes / --seed is not checked, and is not the committed one.")
+    else:
+        print(f"make_real_corpus: {split} is the sealed set of {path}, byte for byte", file=sys.stderr)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="make_real_corpus", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -266,12 +349,23 @@ def main(argv=None) -> int:
     p.add_argument("--minutes", type=float, required=True, help="minutes of streams (5-minute streams)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--work-dir", default="downloads/real", help="the non-speech sets in MUSAN layout (default: %(default)s)")
+    p.add_argument("--expect-sha256", default="", help="check the split built against this fingerprint "
+                   "(conf/eval.sha256: the sealed set) when it was built with the same settings; remove it if not")
+    p.add_argument("--record-sha256", default="", help="write the split's fingerprint here (done once, when the "
+                   "sealed set is fixed)")
     p.add_argument("wav_dir")
     p.add_argument("data_dir")
     a = p.parse_args(argv)
     if a.minutes <= 0:
         p.error(f"--minutes {a.minutes}: must be positive")
-    write_split(a.split, a.minutes, a.seed, fetch_roots(), Path(a.wav_dir), Path(a.data_dir), Path(a.work_dir))
+    if a.expect_sha256 and not Path(a.expect_sha256).is_file():
+        p.error(f"--expect-sha256 {a.expect_sha256}: no such file")
+    wav_dir, data_dir = Path(a.wav_dir), Path(a.data_dir)
+    write_split(a.split, a.minutes, a.seed, fetch_roots(), wav_dir, data_dir, Path(a.work_dir))
+    if a.record_sha256:
+        write_manifest(Path(a.record_sha256), settings_line(a.split, a.minutes, a.seed), digests(wav_dir, data_dir))
+    if a.expect_sha256:
+        check_sealed(Path(a.expect_sha256), a.split, a.minutes, a.seed, wav_dir, data_dir)
     return 0
 
 
