@@ -183,6 +183,9 @@ def test_indic_headline_states_the_averages_and_the_checks():
     got = indic_headline(rows, [], ev)
     assert got[0] == ("avg. test WER, language known: Multi-softmax 80.00, Multilingual Vanilla 90.00 % "
                       "(CER Multi-softmax 30.00, Multilingual Vanilla 40.00 %)")
+    # a row without CER (a partial run) leaves the CER out rather than printing an empty one
+    assert indic_headline({"multisoftmax_lid": {"wer_avg": 81.0}}, [], ev)[0] == (
+        "avg. test WER, language known: Multi-softmax LID 81.00 %")
     assert "75.50" in got[1]
     assert got[2] == ("multi-softmax beats vanilla on average WER (80.00 vs 90.00 %; difference in points): **holds**, "
                       "-10.00 [-10.00, -10.00] (95 % bootstrap over 6 speakers); chosen on dev (checkpoint by dev loss).")

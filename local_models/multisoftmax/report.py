@@ -772,10 +772,10 @@ def headline(rows, t7, ev: Evidence = NO_EVIDENCE) -> List[str]:
                          if rows.get(n) and rows[n].get(key) is not None)
 
     out = []
-    t2 = avg(["multisoftmax", "vanilla", "onehot", "mono", "multisoftmax_lsp", "multisoftmax_lid"])
+    known = ["multisoftmax", "vanilla", "onehot", "mono", "multisoftmax_lsp", "multisoftmax_lid"]
+    t2, cer = avg(known), avg(known, "cer_avg")
     if t2:
-        cer = avg(["multisoftmax", "vanilla", "onehot", "mono"], "cer_avg")
-        out.append(f"avg. test WER, language known: {t2} % (CER {cer} %)")
+        out.append(f"avg. test WER, language known: {t2} %" + (f" (CER {cer} %)" if cer else ""))
     t3 = avg(["ft_onehot", "ft_multisoftmax"])
     if t3:
         out.append(f"monolingual models seeded with multilingual ones: {t3} %")
