@@ -67,5 +67,13 @@ class JDITTask(TTSTask):
         record_run(args)
         return super().main(args=args)
 
+    @classmethod
+    def main_worker(cls, args):
+        """ESPnet's worker with subnormal floats flushed, as every local task's (common/espnet_task.flush_denormals)."""
+        from local_models.common.espnet_task import flush_denormals
+
+        flush_denormals()
+        return super().main_worker(args)
+
 
 __all__ = ["JDITTask", "JDIT", "register"]
