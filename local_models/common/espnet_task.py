@@ -42,7 +42,28 @@ def flush_denormals() -> None:
     torch.set_flush_denormal(True)
 
 
-class LocalTask(AbsTask):
+class TrainingHooks:
+    """What every task of the collection adds to an ESPnet2 task's main and worker, mixed in before the task
+    (LocalTask here; JDI-T's task before ESPnet's TTSTask): the training's commit and device recorded, subnormal
+    floats flushed in each worker process."""
+
+    @classmethod
+    def main(cls, args: Optional[argparse.Namespace] = None, cmd=None):
+        """ESPnet's main, after recording which commit and device train OUTPUT_DIR (common/results.record_training:
+        RESULTS.md's environment block names them)."""
+        if args is None:
+            args = cls.get_parser().parse_args(cmd)
+        record_run(args)
+        return super().main(args=args)
+
+    @classmethod
+    def main_worker(cls, args: argparse.Namespace):
+        """ESPnet's worker (each DDP process runs one) with subnormal floats flushed (flush_denormals)."""
+        flush_denormals()
+        return super().main_worker(args)
+
+
+class LocalTask(TrainingHooks, AbsTask):
     """Subclasses set `class_choices_list` (its first ClassChoices picks the model) and implement
     required_data_names; what differs between tasks is declared as class attributes:
       float_pad_value, int_pad_value  CommonCollateFn's padding of float arrays (features) and int arrays
@@ -59,21 +80,6 @@ class LocalTask(AbsTask):
     not_sequence: Tuple[str, ...] = ()
     default_model_file: str = "valid.loss.best.pth"
     train_hint: str = "train the model first"
-
-    @classmethod
-    def main(cls, args: Optional[argparse.Namespace] = None, cmd=None):
-        """ESPnet's main, after recording which commit and device train OUTPUT_DIR (common/results.record_training:
-        RESULTS.md's environment block names them)."""
-        if args is None:
-            args = cls.get_parser().parse_args(cmd)
-        record_run(args)
-        return super().main(args=args)
-
-    @classmethod
-    def main_worker(cls, args: argparse.Namespace):
-        """ESPnet's worker (each DDP process runs one) with subnormal floats flushed (flush_denormals)."""
-        flush_denormals()
-        return super().main_worker(args)
 
     @classmethod
     def add_options(cls, group) -> None:

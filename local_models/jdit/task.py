@@ -25,6 +25,8 @@ lean_espnet_imports()  # before espnet2: g2p_en without nltk downloads, rarely u
 
 from espnet2.tasks.tts import TTSTask, tts_choices  # noqa: E402
 
+from local_models.common.espnet_task import TrainingHooks  # noqa: E402
+
 from .model import JDIT  # noqa: E402
 
 NAME = "jdit"
@@ -41,7 +43,7 @@ def register() -> None:
 register()
 
 
-class JDITTask(TTSTask):
+class JDITTask(TrainingHooks, TTSTask):
     """ESPnet2's TTSTask; importing this module is what makes `tts: jdit` known. One option more, --g2p_lang:
     the language of the front end that made text_phn (phonemes.LANGS). Training ignores it (the tokens are
     given); ESPnet writes it into config.yaml, where inference (and the packed model) read it, so typed text
@@ -55,25 +57,6 @@ class JDITTask(TTSTask):
         group = parser.add_argument_group(description="JDI-T front end")
         group.add_argument("--g2p_lang", default="ko", choices=LANGS,
                            help="language of the phoneme front end of text_phn (local_models.jdit.phonemes)")
-
-    @classmethod
-    def main(cls, args=None, cmd=None):
-        """ESPnet's main, after recording which commit and device train OUTPUT_DIR (TTSTask is not a LocalTask,
-        which records itself): RESULTS.md's environment block names them (common/results.record_training)."""
-        if args is None:
-            args = cls.get_parser().parse_args(cmd)
-        from local_models.common.espnet_task import record_run
-
-        record_run(args)
-        return super().main(args=args)
-
-    @classmethod
-    def main_worker(cls, args):
-        """ESPnet's worker with subnormal floats flushed, as every local task's (common/espnet_task.flush_denormals)."""
-        from local_models.common.espnet_task import flush_denormals
-
-        flush_denormals()
-        return super().main_worker(args)
 
 
 __all__ = ["JDITTask", "JDIT", "register"]

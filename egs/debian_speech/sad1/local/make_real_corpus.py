@@ -41,7 +41,7 @@ from scipy.signal import butter, sosfilt
 
 from local_models.common.audio import AudioError, read_audio
 from local_models.common.datadir import atomic_open
-from local_models.common.debian import Package, unpacked
+from local_models.common.debian import Package, sha256_of, unpacked
 from local_models.common.realspeech import FILLETS_DATA, FILLETS_VOICES, TUXPAINT, fillets_clips, tuxpaint_clips
 from local_models.common.realspeech import STAMPS
 from local_models.sad.augment import NonSpeechSet, coloured_noise, place_events, smooth_walk
@@ -295,7 +295,7 @@ def digests(wav_dir: Path, data_dir: Path) -> Dict[str, str]:
     """{'wav/<rec>.wav' or 'data/<table>': sha256} for a split's streams and reference tables."""
     files = {f"wav/{w.name}": w for w in sorted(wav_dir.glob("*.wav"))}
     files.update({f"data/{t}": data_dir / t for t in TABLES})
-    return {name: hashlib.sha256(path.read_bytes()).hexdigest() for name, path in files.items()}
+    return {name: sha256_of(path) for name, path in files.items()}
 
 
 def settings_line(split: str, minutes: float, seed: int) -> str:
