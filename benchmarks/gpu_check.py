@@ -121,7 +121,7 @@ RECIPES = [
            capped_batch="",  # stateful training: the batch is --streams (8 here), set by the data stage
            cpu_args=["--systems", "small_rnn big_salad_win"], cpu_models=("small_rnn", "big_salad_win")),
     Recipe("zerospeech2019/unit1",
-           ["--stop-stage", "3", "--unit-min", "0.3", "--voice-min", "0.3", "--test-min", "0.3",
+           ["--stop-stage", "3", "--unit-min", "0.3", "--voice-min", "0.3", "--test-min", "0.3", "--dev-min", "0.3",
             "--systems", "trf_mfcc_k128", "--inverter-system", "trf_mfcc_k128"],
            ["--stage", "4", "--stop-stage", "4", "--systems", "trf_mfcc_k128", "--inverter-system", "trf_mfcc_k128"],
            ["--stage", "5", "--stop-stage", "5", "--systems", "trf_mfcc_k128", "--inverter-system", "trf_mfcc_k128"],

@@ -17,7 +17,8 @@ pytestmark = pytest.mark.skipif(not (ROOT / "tools" / "venv" / "bin" / "python")
                                 reason="needs tools/venv (make install)")
 
 
-SMALL = ("--nj", "1", "--unit-min", "0.6", "--voice-min", "0.4", "--test-min", "0.4", "--train-config-suffix", "_smoke",
+SMALL = ("--nj", "1", "--unit-min", "0.6", "--voice-min", "0.4", "--test-min", "0.4", "--dev-min", "0.4",
+         "--train-config-suffix", "_smoke",
          "--systems", SYSTEMS, "--inverter-system", "trf_mfcc_k128", "--griffin-lim-iters", "4",
          "--mcd-f0-method", "dio")  # the MCD's WORLD F0: dio (~50x faster than the default harvest; 25 s a call here)
 
@@ -84,6 +85,12 @@ def test_full_run_writes_results(recipe):
     assert all(v.startswith("commit ") and " on " in v for v in trained.values()), trained
     # one look at the sealed test set, said near the top of RESULTS.md; the check's candidates are declared
     assert results["sealed_looks"]["looks"] == {"test": 1} and results["ordering_candidates"] == ["trf_mfcc_k128"]
+    # the dev set (unseen speakers D*): ABX (ours only: libriabx2 checks ours on test), never a look
+    pick = results["ordering_pick"]
+    assert pick["dev_set"] == "dev" and pick["dev_abx"]["trf_mfcc_k128"] == systems["trf_mfcc_k128"]["dev"]["abx"]
+    assert "abx_libriabx2" not in systems["conv_mfcc_k256"]["dev"] and "D01_0001" in (
+        recipe / "data" / "dev" / "utt2spk").read_text()
+    assert "## Dev (`dev`)" in (recipe / "RESULTS.md").read_text()
     md = (recipe / "RESULTS.md").read_text()
     assert "Sealed sets scored under this configuration: test 1 time." in md.split("## Environment")[0]
     claims = headline_of_run(recipe)
@@ -174,7 +181,7 @@ def test_encode_unseen_data_dir(recipe):
     (d / "wav.scp").write_text(f"X9_0001 {path}\n")
     (d / "utt2spk").write_text("X9_0001 X9\n")
     (d / "spk2utt").write_text("X9 X9_0001\n")
-    run(recipe, "--stage", "5", "--stop-stage", "5", *SMALL, "--test-sets", "new")
+    run(recipe, "--stage", "5", "--stop-stage", "5", *SMALL, "--test-sets", "new", "--dev-set", "")
     assert (recipe / "dump" / "mfcc" / "new" / "feats.scp").exists()
     codes = np.load(recipe / "exp" / "trf_mfcc_k128" / "codes_new" / "codes" / "X9_0001.npy")
     assert codes.ndim == 1 and abs(len(codes) - len(wave) / sr / 0.04) <= 2
@@ -265,6 +272,9 @@ def test_sealed_test_set_decides_nothing(recipe, tmp_path):
         run(recipe, "--stage", "9", "--stop-stage", "9", *SMALL)
         after = _results(recipe)
         assert after["ordering_candidates"] == before["ordering_candidates"] == ["trf_mfcc_k128"]
+        # the candidate is picked on dev, which is still there: the same pick, from the same dev ABX
+        assert after["ordering_pick"] == before["ordering_pick"]
+        assert before["ordering_pick"]["dev_set"] == "dev" and before["ordering_pick"]["picked"] == "trf_mfcc_k128"
         assert after["sealed_looks"]["looks"] == {}  # nothing of the test set was scored: no look
         assert "No sealed set was scored." in (recipe / "RESULTS.md").read_text()
     finally:

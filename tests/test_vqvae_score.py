@@ -118,6 +118,41 @@ def test_declared_candidates_are_each_reported_none_picked():
     assert candidates({"trf_mfcc_k64": {}, "conv_mfcc_k256": {}}) == []
 
 
+def _with_dev(scored, dev_abx):
+    """SCORED plus a 'dev' ABX for each system: DEV_ABX {system: value} (replicates get the same value)."""
+    for n, by_set in scored.items():
+        base = n.split("_seed")[0]
+        if base in dev_abx:
+            by_set["dev"] = {"abx": dev_abx[base], "bitrate": 150.0}
+    return scored
+
+
+def test_candidate_is_picked_on_dev_and_only_it_is_judged_on_test():
+    """With a dev ABX, the candidate with the lower dev ABX is the one compared on test, at 95 %, whatever the test
+    scores say: K 256 is better on test here but K 128 on dev, so K 128 is judged (and fails) and K 256 is not."""
+    from local_models.vqvae.report import ordering_pick
+
+    scored = {**_seeds("trf_mfcc_k128", [31.0, 31.5, 31.0]), **_seeds("conv_mfcc_k256", [28.3, 29.1, 28.7]),
+              **_seeds("trf_mfcc_k256", [20.0, 21.0, 20.5])}
+    _with_dev(scored, {"trf_mfcc_k128": 22.0, "trf_mfcc_k256": 26.0, "conv_mfcc_k256": 25.0})
+    add_seed_stats(scored, ["dev", "test"])
+    lines, verdicts = claims(scored, "test", "dev")
+    assert verdicts == {"trf_mfcc_k128": "does NOT hold"} and not any("`trf_mfcc_k256` 2" in l for l in lines
+                                                                     if l.startswith("- Transformer"))
+    assert "(95 % Welch, 3 vs 3 seeds)" in _ordering(lines, "trf_mfcc_k128")
+    pick = [l for l in lines if l.startswith("- Candidate picked on `dev`")]
+    assert len(pick) == 1 and "-> `trf_mfcc_k128`" in pick[0] and "`trf_mfcc_k256` 26.00 % (3 seeds)" in pick[0]
+    assert ordering_pick(scored, "dev") == {"dev_set": "dev", "picked": "trf_mfcc_k128",
+                                            "dev_abx": {"trf_mfcc_k128": 22.0, "trf_mfcc_k256": 26.0}}
+    # the dev numbers alone decide: swap them and K 256 is judged (and holds), the test scores unchanged
+    _with_dev(scored, {"trf_mfcc_k128": 26.0, "trf_mfcc_k256": 22.0})
+    add_seed_stats(scored, ["dev", "test"])
+    assert claims(scored, "test", "dev")[1] == {"trf_mfcc_k256": "holds"}
+    # no dev ABX (ZeroSpeech 2019): every candidate, none picked
+    assert set(claims(scored, "test", "")[1]) == {"trf_mfcc_k128", "trf_mfcc_k256"}
+    assert ordering_pick(scored, "")["picked"] is None
+
+
 def test_claim_with_one_seed_on_a_side_has_no_interval():
     # conv replicated, the Transformer not: no interval, no verdict, a call for replicates
     scored = {"trf_mfcc_k128": _m(20.5), **_seeds("conv_mfcc_k256", [30.0, 32.0])}

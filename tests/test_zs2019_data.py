@@ -130,22 +130,27 @@ def test_test_voices_disjoint_from_training(monkeypatch):
     monkeypatch.syspath_prepend(str(RECIPE / "local"))
     from make_mini_corpus import split_voices
 
-    unit, target, test = split_voices(8, 4, seed=0)
-    assert len(unit) == 8 and len(test) == 4 and len(set(unit + [target] + test)) == 13
-    assert not {v.variant for v in test} & {v.variant for v in unit + [target]}
+    unit, target, test, dev = split_voices(8, 4, seed=0, n_dev=4)
+    assert len(unit) == 8 and len(test) == 4 and len(dev) == 4 and len(set(unit + [target] + test + dev)) == 17
+    assert not {v.variant for v in test + dev} & {v.variant for v in unit + [target]}
+    # a dev set changes no training or test voice (the corpus of a run without one stays the same)
+    assert split_voices(8, 4, seed=0)[:3] == (unit, target, test) and split_voices(8, 4, seed=0)[3] == []
 
 
 @needs_espeak
 def test_mini_corpus(tmp_path):
     wav_root, data = tmp_path / "mini", tmp_path / "data"
-    args = ["--unit-min", 0.3, "--voice-min", 0.2, "--test-min", 0.2, "--nj", 2, wav_root, data]
+    args = ["--unit-min", 0.3, "--voice-min", 0.2, "--test-min", 0.2, "--dev-min", 0.2, "--nj", 2, wav_root, data]
     proc = run_local("make_mini_corpus.py", *args)
     assert proc.returncode == 0, proc.stderr
-    for name in ("train", "voice", "test", "test_voice_ref"):
+    for name in ("train", "voice", "dev", "test", "test_voice_ref"):
         check_sorted_valid(data / name)
     train_spk, test_spk = speakers(data / "train"), speakers(data / "test")
     assert train_spk == {f"S0{i}" for i in range(1, 9)} | {"V001"}
-    assert test_spk == {"T01", "T02", "T03", "T04"}
+    assert test_spk == {"T01", "T02", "T03", "T04"} and speakers(data / "dev") == {"D01", "D02", "D03", "D04"}
+    dev_utts = set(read_table(data / "dev" / "utt2spk"))
+    assert {line.split()[0] for line in lines(data / "dev" / "phones.ctm")} == dev_utts
+    assert not set(read_table(data / "dev" / "text").values()) & set(read_table(data / "test" / "text").values())
     assert speakers(data / "voice") == {"V001"} and speakers(data / "test_voice_ref") == {"V001"}
     test_utts = list(read_table(data / "test" / "utt2spk"))
     assert all(u.startswith(read_table(data / "test" / "utt2spk")[u] + "_") for u in test_utts)
@@ -161,7 +166,8 @@ def test_mini_corpus(tmp_path):
         assert ref_text[f"V001_{utt}"] == test_text[utt]
     assert not set(test_text.values()) & set(read_table(data / "voice" / "text").values())
 
-    files = ["train/wav.scp", "train/text", "train/phones.ctm", "test/wav.scp", "test/text", "test/phones.ctm",
+    files = ["train/wav.scp", "train/text", "train/phones.ctm", "dev/wav.scp", "dev/phones.ctm", "test/wav.scp",
+             "test/text", "test/phones.ctm",
              "test/voice_ref.scp", "voice/utt2dur"]
     before = {f: (data / f).read_bytes() for f in files}
     wav_before = Path(ref["T01_0001"]).read_bytes()

@@ -11,6 +11,9 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="vqvae_score", description=__doc__)
     p.add_argument("--systems", nargs="+", required=True)
     p.add_argument("--sets", nargs="+", required=True)
+    p.add_argument("--dev-sets", nargs="*", default=[],
+                   help="the dev set the ordering check's candidate is picked on (scored, never a look; none: every "
+                        "candidate is compared, none picked)")
     p.add_argument("--inverter", required=True, help="inverter exp dir (its resynth_<set>/<voice>/ results)")
     p.add_argument("--corpus", default=os.environ.get("ZS_CORPUS", "mini"))
     p.add_argument("--exp", default="exp")
@@ -25,7 +28,7 @@ def main(argv=None):
     options = dict(o.split("=", 1) if "=" in o else (o, "") for o in args.option)
     try:
         scored = score(args.systems, args.sets, args.inverter, args.corpus, args.exp, args.results_md,
-                       args.sealed_sets, args.config_files, options)
+                       args.sealed_sets, args.config_files, options, dev_sets=args.dev_sets)
     except (OSError, ValueError, KeyError) as e:
         print(f"vqvae_score: {e}", file=sys.stderr)
         return 1

@@ -170,9 +170,10 @@ def seed_values(m: dict, key: str = "abx") -> list:
     return list(vals)
 
 
-# The ordering check's candidates: declared (systems.py COMPARED), never chosen on test. The recipe has no dev ABX
-# set (ZeroSpeech 2019 scores ABX on its test set only), so no candidate is picked: each is compared with the conv
-# baseline on its own, at a Bonferroni-adjusted level (95 % over the family), and none is preferred for its score.
+# The ordering check's candidates: declared (systems.py COMPARED), never chosen on test. Where the run has a dev ABX
+# set (the mini corpus's data/dev), the candidate with the lowest dev ABX is the one compared with the conv baseline
+# on test, at 95 %. ZeroSpeech 2019 scores ABX on its test set only: there no candidate is picked, each is compared
+# on its own at a Bonferroni-adjusted level (95 % over the family), and none is preferred for its score.
 CONV = "conv_mfcc_k256"
 CANDIDATES = tuple(n for n in COMPARED if n.startswith("trf_"))
 # how a candidate came to be compared: said beside its verdict (a later addition is a second look at test)
@@ -215,16 +216,40 @@ def ordering_verdict(name: str, trf: dict, conv: dict, key: str = "abx", level: 
     return v, line
 
 
-def ordering_lines(systems: dict, s: str, key: str = "abx"):
-    """({candidate: verdict or None}, lines, how many intervals) of every candidate scored on S against the conv
-    baseline under frame rule KEY, each at 1 - 0.05 / (number of candidates with an interval): all, none picked."""
+def dev_pick(systems: dict, dev: str):
+    """(the candidate picked on DEV or None, the line that says how): the declared candidate with the lowest ABX on
+    the dev set (our frame rule, the mean over seeds when replicated). None when the run has no dev ABX of any
+    candidate (ZeroSpeech 2019): then every candidate is compared and none picked (pick_line)."""
+    if not dev:
+        return None, ""
+    on_dev = {n: _abx_bitrate(systems[n][dev]) for n in candidates(systems)
+              if (systems[n].get(dev) or {}).get("abx") is not None}
+    if not on_dev:
+        return None, ""
+    name = min(on_dev, key=lambda n: (on_dev[n][0], n))
+    conv = (systems.get(CONV) or {}).get(dev)
+    unscored = [n for n in candidates(systems) if n not in on_dev]
+    return name, (f"Candidate picked on `{dev}` (the declared Transformer with the lowest dev ABX, our frame rule; "
+                  "the test set played no part): " + ", ".join(f"`{n}` {fmt(a)} % ({k} seed{'s' * (k > 1)})"
+                                                               for n, (a, _, k) in on_dev.items())
+                  + (f" (conv `{CONV}` {fmt(_abx_bitrate(conv)[0])} % on dev)" if conv and "abx" in conv else "")
+                  + f" -> `{name}`, the one compared with `{CONV}` on test, at 95 %; the others' test rows are in "
+                  "the tables and judge nothing"
+                  + (f" (no dev ABX, not candidates here: {', '.join(f'`{n}`' for n in unscored)})" if unscored else "")
+                  + ".")
+
+
+def ordering_lines(systems: dict, s: str, key: str = "abx", only: str = None):
+    """({candidate: verdict or None}, lines, how many intervals) of the candidates scored on S against the conv
+    baseline under frame rule KEY: ONLY (the one picked on dev) at 95 %, else every candidate, each at
+    1 - 0.05 / (number of candidates with an interval), none picked."""
     def has(m):  # measured under KEY, by every seed when replicated
         return bool(m) and m.get(f"{key}_seed_mean" if replicated(m) else key) is not None
 
     conv = systems.get(CONV, {}).get(s)
     if not has(conv):
         return {}, [], 0
-    scored = [(n, systems[n][s]) for n in candidates(systems) if has(systems[n].get(s))]
+    scored = [(n, systems[n][s]) for n in candidates(systems) if has(systems[n].get(s)) and only in (None, n)]
     family = sum(len(seed_values(m, key)) >= 2 for _, m in scored) if len(seed_values(conv, key)) >= 2 else 0
     level = 1 - (1 - vd.LEVEL) / max(family, 1)
     verdicts, lines = {}, []
@@ -239,22 +264,23 @@ def pick_line(names, family: int) -> str:
     cands = candidates(names)
     each = "each" if len(cands) > 1 else "it"
     return (f"Candidates: {', '.join(f'`{n}`' for n in cands)} (declared in systems.py COMPARED, none picked: "
-            f"this recipe has no dev ABX set, and the lower of two on test would favour the Transformer); {each} is "
+            f"this run has no dev ABX set, and the lower of two on test would favour the Transformer); {each} is "
             f"compared with `{CONV}` on its own" + (f", at {100 * (1 - 0.05 / family):g} % per interval "
                                                     f"(95 % over the {family} comparisons, Bonferroni)"
                                                     if family > 1 else "") + ".")
 
 
-def claims(systems: dict, s: str):
+def claims(systems: dict, s: str, dev: str = ""):
     """The issue's acceptance checks, stated with the numbers behind them: (lines, {candidate: verdict or None} under
-    our frame rule). Every declared Transformer candidate is compared with the conv baseline by Welch's interval
-    over training seeds (verdict.compare: 'holds' only when the whole interval lies on the paper's side), under our
-    frame rule and libriabx2's."""
+    our frame rule). The Transformer candidate picked on DEV (every declared one when there is no dev ABX) is
+    compared with the conv baseline by Welch's interval over training seeds (verdict.compare: 'holds' only when the
+    whole interval lies on the paper's side), under our frame rule and libriabx2's."""
     lines = []
-    verdicts, ours, family = ordering_lines(systems, s)
+    pick, how = dev_pick(systems, dev)
+    verdicts, ours, family = ordering_lines(systems, s, only=pick)
     if ours:
-        libri = ordering_lines(systems, s, "abx_libri_rule")[1]
-        lines += ours + [pick_line(systems, family)] + libri
+        libri = ordering_lines(systems, s, "abx_libri_rule", only=pick)[1]
+        lines += ours + [how if pick else pick_line(systems, family)] + libri
     elif systems.get(CONV, {}).get(s):
         lines.append("- No declared Transformer candidate (" + ", ".join(f"`{n}`" for n in CANDIDATES)
                      + ") was scored: no ordering check.")
@@ -484,10 +510,26 @@ def bitrate_lines(systems: dict, s: str) -> list:
     return lines
 
 
+def dev_lines(systems: dict, dev: str) -> list:
+    """'## Dev': the dev ABX (our frame rule) of the raw-MFCC reference, the conv baseline and the declared
+    candidates, the numbers the ordering check's pick is made on."""
+    rows = [(n, (systems.get(n) or {}).get(dev)) for n in ("mfcc_baseline", CONV, *CANDIDATES)]
+    rows = [(n, m) for n, m in rows if m and m.get("abx") is not None]
+    if not rows:
+        return []
+    lines = ["", f"## Dev (`{dev}`): where the ordering check's candidate is picked", "",
+             "| system | ABX dev (ours) | mean ± sd over seeds | bitrate |", "|---|---|---|---|"]
+    for n, m in rows:
+        seeds = f"{fmt(m['abx_seed_mean'])} ± {fmt(m['abx_seed_sd'])} ({m['seeds']})" if replicated(m) else "–"
+        lines.append(f"| `{n}` | {fmt(m['abx'])} | {seeds} | {fmt(m.get('bitrate'))} |")
+    return lines
+
+
 def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_ok: bool, training: str = "",
-             data: tuple = (), abx_na: str = "") -> None:
+             data: tuple = (), abx_na: str = "", dev: str = "") -> None:
     """RESULTS.md. DATA: the '## Data (this run)' lines; ABX_NA: why the scored set has no ABX (a corpus without
-    phone times): the ABX tables and checks give way to that reason and the claims checkable without ABX."""
+    phone times): the ABX tables and checks give way to that reason and the claims checkable without ABX; DEV: the
+    set the ordering check's candidate is picked on ("" none)."""
     systems = results["systems"]
     s = sets[0]
     base = systems.get("mfcc_baseline", {}).get(s, {})
@@ -514,7 +556,8 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
                      f"(zerospeech-libriabx2: {fmt(base.get('abx_libriabx2'))} %).")
         for t in (1, 2, 3):
             lines += table_lines(t, systems, sets)
-        checks, ordering = claims(systems, s)
+        lines += dev_lines(systems, dev)
+        checks, ordering = claims(systems, s, dev)
         lines += ["", "## Checks", ""] + (checks or ["- not enough systems run to check the paper's claims"])
     inv = systems.get("inverter", {}).get(s)
     lines += ["", f"## Resynthesis in the target voice (codebook inverter + Griffin-Lim, `{inverter}`)", ""]
@@ -551,11 +594,11 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
         f.write("\n".join(lines) + "\n")
 
 
-def headline(systems: dict, s: str, abx_na: str = "") -> list:
+def headline(systems: dict, s: str, abx_na: str = "", dev: str = "") -> list:
     """The measured claims README's row gives (results.json 'headline'): the checks (ABX_NA: ABX n/a and the
-    bitrate checks instead) and the resynthesis MCD."""
+    bitrate checks instead; DEV: the set the candidate is picked on) and the resynthesis MCD."""
     checks = [f"- ABX: n/a. {abx_na}", *(line for line in bitrate_lines(systems, s) if line.startswith("- "))] \
-        if abx_na else claims(systems, s)[0]
+        if abx_na else claims(systems, s, dev)[0]
     out = [line.strip()[2:] if line.startswith("- ") else line.strip() for line in checks]
     inv = systems.get("inverter", {}).get(s) or {}
     if inv.get("mcd") is not None:
@@ -585,28 +628,41 @@ def trained_dirs(exp: Path, systems, inverter: Path) -> dict:
 
 
 def score(systems, sets, inverter: str, corpus: str, exp="exp", results_md="RESULTS.md", sealed_sets=(),
-          config_files=(), options=None, data="data") -> dict:
+          config_files=(), options=None, data="data", dev_sets=()) -> dict:
     """Collect every system (plus the raw-MFCC baseline and the inverter), update exp/results.json, draw the
     plot and write RESULTS.md; returns the freshly collected {system: {set: metrics}}. Each of SEALED_SETS that has
-    scores is a look, counted under the fingerprint of CONFIG_FILES + OPTIONS (results.json "sealed_looks").
+    scores is a look, counted under the fingerprint of CONFIG_FILES + OPTIONS (results.json "sealed_looks"). The
+    first of DEV_SETS (scored, never a look) is where the ordering check's candidate is picked.
     A first set without ABX whose data dir (under DATA) says why (its abx_na file: a corpus without phone times) is
     reported as ABX n/a, with the bitrate checks and the data used instead of the ABX tables (write_md)."""
     exp = Path(exp)
-    scored = {n: collect_system(exp, n, sets) for n in ["mfcc_baseline", *systems]}
-    add_seed_stats(scored, sets)
+    dev = next(iter(dev_sets), "")
+    both = [*dict.fromkeys([*dev_sets, *sets])]
+    scored = {n: collect_system(exp, n, both) for n in ["mfcc_baseline", *systems]}
+    add_seed_stats(scored, both)
     scored["inverter"] = collect_inverter(Path(inverter), sets)
     seen = [s for s in sets if any(s in by_set for by_set in scored.values())]  # a set without scores is no look
     looks = score_looks(exp, seen, sealed_sets, config_files, options)
     abx_na = no_abx_reason(Path(data) / sets[0], scored, sets[0])
     results = update_results(exp / "results.json", "zerospeech2019/unit1", corpus, scored,
-                             headline=lambda systems: headline(systems, sets[0], abx_na),
-                             extra={"sealed_looks": looks, "ordering_candidates": candidates(systems)},
+                             headline=lambda systems: headline(systems, sets[0], abx_na, dev),
+                             extra={"sealed_looks": looks, "ordering_candidates": candidates(systems),
+                                    "ordering_pick": ordering_pick(scored, dev)},
                              trained=trained_dirs(exp, systems, Path(inverter)))
     ok = plot({n: m for n, m in results["systems"].items() if n in systems}, sets[0],
               exp / "images" / "abx_vs_bitrate.png")
     write_md(Path(results_md), results, sets, corpus, inverter, ok, training_line(exp, systems, Path(inverter)),
-             tuple(data_lines(Path(data), sets)) if abx_na else (), abx_na)
+             tuple(data_lines(Path(data), sets)) if abx_na else (), abx_na, dev)
     return scored
+
+
+def ordering_pick(systems: dict, dev: str) -> dict:
+    """results.json 'ordering_pick': the dev set and the candidate picked on it (None: none picked, every candidate
+    compared), with the dev ABX each candidate was picked by."""
+    pick, _ = dev_pick(systems, dev)
+    return {"dev_set": dev or None, "picked": pick,
+            "dev_abx": {n: _abx_bitrate(systems[n][dev])[0] for n in candidates(systems)
+                        if (systems[n].get(dev) or {}).get("abx") is not None} if dev else {}}
 
 
 def summary_lines(scored: dict) -> list:

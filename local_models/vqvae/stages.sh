@@ -5,10 +5,11 @@
 #    the target voices' too; voice: the target voices alone, one speaker (utt2spk) each; test: unseen speakers)
 #  2 features (librosa, 16 kHz, 25 ms / 10 ms: MFCC 13+d+dd, 80 log-mel; linear magnitude of data/voice for the
 #    inverter; 5 % of train / voice held out as the trainer's validation set) -> dump/<feat>/<set>, dump/train_utt2sid
-#  3 ABX item file of each test set (triphone contexts, across speaker) from its phone alignments (phones.ctm)
+#  3 ABX item file of the dev set and each test set (triphone contexts, across speaker) from its phone alignments
+#    (phones.ctm)
 #  4 train the VQ-VAE of every system in ${systems}, nj at a time (ESPnet2 trainer -> exp/<system>; resumes)
-#  5 encode the test sets: codes, codebook, bitrate (exp/<system>/codes_<set>)
-#  6 ABX (ours + zerospeech-libriabx2) of the raw MFCC reference and every system
+#  5 encode the dev set and the test sets: codes, codebook, bitrate (exp/<system>/codes_<set>)
+#  6 ABX of the raw MFCC reference and every system: ours on dev; ours + zerospeech-libriabx2 on the test sets
 #  7 train a codebook inverter per target voice (speakers of data/voice) over ${inverter_system}'s codes
 #  8 resynthesise each test set's synthesis list in its target voices (inverter + Griffin-Lim) ->
 #    exp/inverter_<system>/resynth_<set>/<voice>/wav; MCD and log-F0 RMSE against a reference rendition
@@ -26,9 +27,11 @@
 # on), synthesis_list ("<utt> [<voice>]": what stage 8 resynthesises), voice_ref.scp (stage 8's MCD reference),
 # abx_na (one line: why a set without phone times has no ABX; stage 9 then reports ABX n/a, the bitrate checks and
 # the data used instead of the ABX tables).
-# Sealed sets (${sealed_sets}, default the test set): only scored, never chosen on. This recipe makes no choice on
-# data: the systems, the inverter system and the ordering check's Transformer candidates (systems.py COMPARED) are
-# declared; ZeroSpeech 2019 has no dev ABX set, so stage 9 reports every candidate and picks none.
+# Sealed sets (${sealed_sets}, default the test set): only scored, never chosen on. The systems, the inverter system
+# and the ordering check's Transformer candidates (systems.py COMPARED) are declared; the one choice made on data,
+# which candidate is compared with the conv baseline, is made on ${dev_set}'s ABX (the mini corpus's data/dev:
+# unseen speakers apart from the test's). ZeroSpeech 2019 has no dev ABX set: there stage 9 compares every
+# candidate (Bonferroni) and picks none.
 # Use: a recipe's run.sh sources this file after path.sh and cmd.sh, sets its corpus's values of these options
 # (corpus, local_data_opts, ...), sources parse_options.sh, then calls run_stages. It runs in the recipe dir (data/,
 # dump/, exp/, conf/tuning/train_{vqvae,inverter}${train_config_suffix}.yaml, local/data.sh).
@@ -40,6 +43,8 @@ stage=1
 stop_stage=11
 nj=2  # parallel jobs: feature extraction, encoding, VQ-VAE trainings (one thread each)
 test_sets="test"
+dev_set=dev         # where the ordering check's candidate is picked (encoded and ABX'd, never resynthesised); skipped
+                    # when data/<dev_set> does not exist ("" none: every candidate compared on test, none picked)
 sealed_sets="test"  # sets that are only scored (never chosen on): stage 9 counts each scoring as a look
 # systems: names (trf|conv)_(mfcc|logmel)_k<K>[_s<lambda>][_j<p>][_seed<N>] and presets (expand_systems): "tables"
 # (every row of paper Tables 1-3), "default" (tables + 5 seeds of the three systems the ordering check compares),
@@ -100,9 +105,19 @@ system_conf() {
     vqvae_systems conf "$1"
 }
 
-# feature_sets: the data sets stage 2 extracts: train, voice and the test sets (each once)
+# dev_sets: ${dev_set} when its data dir exists (the mini corpus has one; ZeroSpeech 2019 and the real corpus none)
+dev_sets() {
+    if [ -n "${dev_set}" ] && [ -f "data/${dev_set}/wav.scp" ]; then echo "${dev_set}"; fi
+}
+
+# scored_sets: the sets encoded and ABX'd: the dev set, then the test sets (each once)
+scored_sets() {
+    echo "$(dev_sets) ${test_sets}" | tr ' ' '\n' | awk 'NF && !seen[$0]++' | tr '\n' ' '
+}
+
+# feature_sets: the data sets stage 2 extracts: train, voice, the dev set and the test sets (each once)
 feature_sets() {
-    echo "train voice ${test_sets}" | tr ' ' '\n' | awk 'NF && !seen[$0]++' | tr '\n' ' '
+    echo "train voice $(scored_sets)" | tr ' ' '\n' | awk 'NF && !seen[$0]++' | tr '\n' ' '
 }
 
 # inverter_dir: exp dir of the codebook inverters (one sub-dir per target voice)
@@ -298,7 +313,7 @@ stage_data() {
     local x
     log "Stage 1: data -> data/{train,voice,test} (corpus: ${corpus})"
     local/data.sh ${local_data_opts}
-    for x in train voice test; do validate_data_dir --no-text --no-feats "data/${x}"; done
+    for x in train voice test $(dev_sets); do validate_data_dir --no-text --no-feats "data/${x}"; done
 }
 
 # stage_features SET...: stage 2, features of SET... (train, voice and the test sets) and the speaker ids
@@ -330,12 +345,12 @@ stage_train() {
     pool_wait  # nj systems at a time (one thread each): same models as one by one, in about 1/nj of the time
 }
 
-# stage_encode SYSTEM...: stage 5, every test set encoded by every SYSTEM
+# stage_encode SYSTEM...: stage 5, the dev set and every test set encoded by every SYSTEM
 stage_encode() {
     local s x feat
     for s in "$@"; do
         read -r feat _ <<< "$(system_conf "${s}")"
-        for x in ${test_sets}; do
+        for x in $(scored_sets); do
             test_feats "${feat}" "${x}"
             log "Stage 5: encode ${x} with ${s} -> exp/${s}/codes_${x}"
             encode "${s}" "${feat}" "${x}"
@@ -344,11 +359,14 @@ stage_encode() {
     pool_wait
 }
 
-# stage_abx SYSTEM...: stage 6, ABX of the raw MFCC reference and every SYSTEM on every test set with items
+# stage_abx SYSTEM...: stage 6, ABX of the raw MFCC reference and every SYSTEM on the dev set and every test set
+# with items (zerospeech-libriabx2, a check of our ABX, on the test sets only: dev needs our number for the pick)
 stage_abx() {
-    local ref="" x
-    [ "${abx_reference}" = true ] && ref="--reference"
-    for x in ${test_sets}; do
+    local ref x dev
+    dev=$(dev_sets)
+    for x in $(scored_sets); do
+        ref=""
+        [ "${abx_reference}" = true ] && [ "${x}" != "${dev}" ] && ref="--reference"
         # a set that stage 3 never saw: its items now
         [ -f "data/${x}/abx.item" ] || [ ! -f "data/${x}/phones.ctm" ] || make_items "${x}"
         [ -f "data/${x}/abx.item" ] || { log "Stage 6: no data/${x}/abx.item: no ABX for ${x}"; continue; }
@@ -396,11 +414,13 @@ stage_score() {
     log "Stage 9: scoring -> exp/results.json, ${results_md}, exp/images/"
     # the looks' fingerprint: the training configs and every option that changes a scored number
     run_logged exp/score python -m local_models.bin.vqvae_score --corpus "${corpus}" --systems "$@" \
-        --sets ${test_sets} --inverter "$(inverter_dir)" --results-md "${results_md}" --sealed-sets ${sealed_sets} \
+        --sets ${test_sets} --dev-sets $(dev_sets) --inverter "$(inverter_dir)" --results-md "${results_md}" \
+        --sealed-sets ${sealed_sets} \
         --config-files conf/tuning/train_{vqvae,inverter}${train_config_suffix}.yaml \
         --option "systems=$*" --option "inverter_system=${inverter_system}" --option "seed=${seed}" \
         --option "inference_model=${inference_model}" --option "train_args=${train_args}" \
-        --option "inference_args=${inference_args}" --option "griffin_lim_iters=${griffin_lim_iters}"
+        --option "inference_args=${inference_args}" --option "griffin_lim_iters=${griffin_lim_iters}" \
+        --option "dev_set=$(dev_sets)"
 }
 
 # stage_pack SYSTEM...: stage 10, every SYSTEM and the inverter -> exp/<system>/packed/model.tar.gz
@@ -442,7 +462,7 @@ run_stages() {
     if stage_enabled 1; then stage_data; fi
     # shellcheck disable=SC2046
     if stage_enabled 2; then stage_features $(feature_sets); fi
-    if stage_enabled 3; then for x in ${test_sets}; do test_items "${x}"; done; fi
+    if stage_enabled 3; then for x in $(scored_sets); do test_items "${x}"; done; fi
     if stage_enabled 4; then stage_train ${names}; fi
     if stage_enabled 5; then stage_encode ${names}; fi
     if stage_enabled 6; then stage_abx ${names}; fi

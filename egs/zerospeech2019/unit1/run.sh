@@ -18,6 +18,7 @@ corpus=$(corpus_name ZEROSPEECH2019 zs2019)  # zs2019 when db.sh points at the c
 unit_min=12   # mini corpus size (minutes)
 voice_min=5
 test_min=3
+dev_min=3     # mini corpus: the dev set (4 other unseen speakers) the ordering check's candidate is picked on
 abx_item=""          # ZeroSpeech 2019: the evaluation package's ABXpy .item file of english/test (stage 6's ABX)
 bitrate_filelist=""  # ZeroSpeech 2019: the evaluation package's bitrate_filelist.txt (default: found in the corpus)
 fotaq_root=""        # real: an unpacked flight-of-the-amazon-queen tree (default: fetch the pinned package; cache:
@@ -25,7 +26,8 @@ fotaq_root=""        # real: an unpacked flight-of-the-amazon-queen tree (defaul
 real_test_speakers="fotaq_death fotaq_klunk fotaq_chief fotaq_henry"  # real: characters held out as test
 readonly default_systems=${systems}  # (not an option) --systems as the stages set it, to tell a given one
 . parse_options.sh
-local_data_opts="--unit-min ${unit_min} --voice-min ${voice_min} --test-min ${test_min} --seed ${seed} --nj ${nj} \
+local_data_opts="--unit-min ${unit_min} --voice-min ${voice_min} --test-min ${test_min} --dev-min ${dev_min} \
+--seed ${seed} --nj ${nj} \
 ${abx_item:+--abx-item $(realpath "${abx_item}")} ${bitrate_filelist:+--bitrate-filelist $(realpath "${bitrate_filelist}")} \
 ${local_data_opts}"  # local/data.sh's options
 case "${corpus}" in

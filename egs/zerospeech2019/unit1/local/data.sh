@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Write data/{train,voice,test}: ZeroSpeech 2019 English when db.sh sets ZEROSPEECH2019, else the
-# espeak-ng English mini corpus (audio in downloads/mini/; also data/test_voice_ref).
+# espeak-ng English mini corpus (audio in downloads/mini/; also data/dev and data/test_voice_ref).
 #   train: unit-discovery speakers + target voice (VQ-VAE)   voice: target voice only (inverter)
 #   test:  unseen speakers, with bitrate_list and synthesis_list (mini: also phones.ctm, voice_ref.scp)
+#   dev:   (mini only) other unseen speakers with phones.ctm: the ABX the recipe's choices are made on
 # --corpus real: Flight of the Amazon Queen's dialogue instead (local/prepare_real.py --help: Joe the target voice,
 #   four characters held out as test; voice_ref.scp where Joe says a test line too; data/test/abx_na: no phone times)
 set -euo pipefail
@@ -11,6 +12,7 @@ set -euo pipefail
 unit_min=12     # mini corpus: minutes of unit-discovery speech (8 speakers)
 voice_min=5     # mini corpus: minutes of the target voice V001
 test_min=3      # mini corpus: minutes of test speech (4 unseen speakers)
+dev_min=3       # mini corpus: minutes of dev speech (4 other unseen speakers)
 seed=0          # mini corpus: voices and sentences
 nj=2            # mini corpus: synthesis processes
 bitrate_filelist=""  # ZeroSpeech 2019: the evaluation package's bitrate_filelist.txt (default: looked for in the corpus)
@@ -39,10 +41,10 @@ elif [ -n "${ZEROSPEECH2019}" ]; then
     sets="train voice test"; text_opt=--no-text
 else
     [ -z "${bitrate_filelist}${abx_item}" ] || die "--bitrate-filelist / --abx-item need ZEROSPEECH2019 (db.sh)"
-    log "Building the English mini corpus (${unit_min}/${voice_min}/${test_min} min unit/voice/test, seed ${seed})"
+    log "Building the English mini corpus (${unit_min}/${voice_min}/${dev_min}/${test_min} min unit/voice/dev/test, seed ${seed})"
     python local/make_mini_corpus.py --unit-min "${unit_min}" --voice-min "${voice_min}" --test-min "${test_min}" \
-        --seed "${seed}" --nj "${nj}" downloads/mini data
-    sets="train voice test test_voice_ref"; text_opt=
+        --dev-min "${dev_min}" --seed "${seed}" --nj "${nj}" downloads/mini data
+    sets="train voice dev test test_voice_ref"; text_opt=
 fi
 for x in ${sets}; do
     validate_data_dir ${text_opt} --sample-rate 16000 data/${x}

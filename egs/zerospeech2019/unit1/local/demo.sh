@@ -15,7 +15,7 @@ inverter=exp/inverter_${system}/packed/model.tar.gz
 seconds() { awk -v a="$1" -v b="${EPOCHREALTIME}" 'BEGIN { printf "%.2f", b - a }'; }
 
 start=${EPOCHREALTIME}
-./run.sh --unit-min 0.6 --voice-min 0.4 --test-min 0.4 --train-config-suffix _smoke --systems "${system}" \
+./run.sh --unit-min 0.6 --voice-min 0.4 --test-min 0.4 --dev-min 0.2 --dev-set "" --train-config-suffix _smoke --systems "${system}" \
     --inverter-system "${system}" --griffin-lim-iters 32 --abx-reference false \
     --results-md exp/demo/RESULTS.md "$@"
 run_s=$(seconds "${start}")
