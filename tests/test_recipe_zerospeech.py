@@ -85,11 +85,13 @@ def test_full_run_writes_results(recipe):
     assert all(v.startswith("commit ") and " on " in v for v in trained.values()), trained
     # one look at the sealed test set, said near the top of RESULTS.md; the check's candidates are declared
     assert results["sealed_looks"]["looks"] == {"test": 1} and results["ordering_candidates"] == ["trf_mfcc_k128"]
-    # the dev set (unseen speakers D*): ABX (ours only: libriabx2 checks ours on test), never a look
+    # the dev set (unseen speakers D*), encoded by the candidates only: ABX (ours only: libriabx2 checks ours on
+    # test), never a look
     pick = results["ordering_pick"]
     assert pick["dev_set"] == "dev" and pick["dev_abx"]["trf_mfcc_k128"] == systems["trf_mfcc_k128"]["dev"]["abx"]
-    assert "abx_libriabx2" not in systems["conv_mfcc_k256"]["dev"] and "D01_0001" in (
+    assert "abx_libriabx2" not in systems["trf_mfcc_k128"]["dev"] and "D01_0001" in (
         recipe / "data" / "dev" / "utt2spk").read_text()
+    assert [n for n in SYSTEMS.split() if "dev" in systems[n]] == ["trf_mfcc_k128"]
     assert "## Dev (`dev`)" in (recipe / "RESULTS.md").read_text()
     md = (recipe / "RESULTS.md").read_text()
     assert "Sealed sets scored under this configuration: test 1 time." in md.split("## Environment")[0]

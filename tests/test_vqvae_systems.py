@@ -52,3 +52,13 @@ def test_expand_and_check_queries():
     missing = cli("check", "trf_mfcc_k64", "trf_mfcc_k128")
     assert missing.returncode == 1 and "--inverter-system 'trf_mfcc_k64' is not in --systems" in missing.stderr
     assert cli("--help").returncode == 0
+
+
+def test_dev_set_is_encoded_by_the_candidates_and_their_replicates_only():
+    from local_models.vqvae.systems import CANDIDATES, on_dev
+
+    assert CANDIDATES == ("trf_mfcc_k128", "trf_mfcc_k256")
+    names = ["trf_mfcc_k128", "conv_mfcc_k256", "trf_mfcc_k256_seed3", "trf_mfcc_k64", "trf_mfcc_k128_s5e-3_j0.05",
+             "trf_logmel_k128", "conv_mfcc_k256_seed1"]
+    assert on_dev(names) == ["trf_mfcc_k128", "trf_mfcc_k256_seed3"]
+    assert cli("dev", " ".join(names)).stdout.split() == ["trf_mfcc_k128", "trf_mfcc_k256_seed3"]

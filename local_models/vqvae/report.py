@@ -14,7 +14,7 @@ from local_models.common.results import environment_lines, headline_lines, updat
 from local_models.common.sealed import looks_line, score_looks
 from local_models.common.training import training_record
 
-from .systems import COMPARED, PAPER  # paper 003 (English test set): system -> (table, label, ABX %, bitrate bits/s)
+from .systems import CANDIDATES, PAPER  # paper 003 (English test set): system -> (table, label, ABX %, bitrate bits/s)
 
 TABLE_TITLES = {1: "Table 1 shape: MFCC vs log-mel input (Transformer VQ-VAE, K = 128, stride 4)",
                 2: "Table 2 shape: conv VQ-VAE (2019) vs Transformer VQ-VAE over codebook size K",
@@ -175,7 +175,6 @@ def seed_values(m: dict, key: str = "abx") -> list:
 # on test, at 95 %. ZeroSpeech 2019 scores ABX on its test set only: there no candidate is picked, each is compared
 # on its own at a Bonferroni-adjusted level (95 % over the family), and none is preferred for its score.
 CONV = "conv_mfcc_k256"
-CANDIDATES = tuple(n for n in COMPARED if n.startswith("trf_"))
 # how a candidate came to be compared: said beside its verdict (a later addition is a second look at test)
 HISTORY = {"trf_mfcc_k256": "K 256 was added to the compared systems after the K 128 comparison failed on test"}
 PAPER_SIGN = -1  # the paper: Transformer ABX below the conv's (Transformer - conv < 0)

@@ -8,8 +8,9 @@
 #  3 ABX item file of the dev set and each test set (triphone contexts, across speaker) from its phone alignments
 #    (phones.ctm)
 #  4 train the VQ-VAE of every system in ${systems}, nj at a time (ESPnet2 trainer -> exp/<system>; resumes)
-#  5 encode the dev set and the test sets: codes, codebook, bitrate (exp/<system>/codes_<set>)
-#  6 ABX of the raw MFCC reference and every system: ours on dev; ours + zerospeech-libriabx2 on the test sets
+#  5 encode the test sets with every system, the dev set with the ordering check's candidates: codes, codebook,
+#    bitrate (exp/<system>/codes_<set>)
+#  6 ABX of the raw MFCC reference and of the encoded sets: ours on dev; ours + zerospeech-libriabx2 on the test sets
 #  7 train a codebook inverter per target voice (speakers of data/voice) over ${inverter_system}'s codes
 #  8 resynthesise each test set's synthesis list in its target voices (inverter + Griffin-Lim) ->
 #    exp/inverter_<system>/resynth_<set>/<voice>/wav; MCD and log-F0 RMSE against a reference rendition
@@ -108,6 +109,13 @@ system_conf() {
 # dev_sets: ${dev_set} when its data dir exists (the mini corpus has one; ZeroSpeech 2019 and the real corpus none)
 dev_sets() {
     if [ -n "${dev_set}" ] && [ -f "data/${dev_set}/wav.scp" ]; then echo "${dev_set}"; fi
+}
+
+# systems_of SET SYSTEM...: the SYSTEMs that encode SET: every one for a test set; for the dev set the ordering
+# check's candidates and their replicates (the pick needs no other)
+systems_of() {
+    local x=$1; shift
+    if [ -n "${x}" ] && [ "${x}" = "$(dev_sets)" ]; then vqvae_systems dev "$@"; else echo "$@"; fi
 }
 
 # scored_sets: the sets encoded and ABX'd: the dev set, then the test sets (each once)
@@ -345,12 +353,14 @@ stage_train() {
     pool_wait  # nj systems at a time (one thread each): same models as one by one, in about 1/nj of the time
 }
 
-# stage_encode SYSTEM...: stage 5, the dev set and every test set encoded by every SYSTEM
+# stage_encode SYSTEM...: stage 5, every test set encoded by every SYSTEM, the dev set by the candidates among them
 stage_encode() {
-    local s x feat
+    local s x feat dev on_dev
+    dev=$(dev_sets); on_dev=" $(systems_of "${dev}" "$@") "
     for s in "$@"; do
         read -r feat _ <<< "$(system_conf "${s}")"
         for x in $(scored_sets); do
+            [ "${x}" != "${dev}" ] || [[ "${on_dev}" == *" ${s} "* ]] || continue
             test_feats "${feat}" "${x}"
             log "Stage 5: encode ${x} with ${s} -> exp/${s}/codes_${x}"
             encode "${s}" "${feat}" "${x}"
@@ -371,8 +381,9 @@ stage_abx() {
         [ -f "data/${x}/abx.item" ] || [ ! -f "data/${x}/phones.ctm" ] || make_items "${x}"
         [ -f "data/${x}/abx.item" ] || { log "Stage 6: no data/${x}/abx.item: no ABX for ${x}"; continue; }
         test_feats mfcc "${x}"
-        log "Stage 6: ABX on ${x}: raw MFCC reference row and every system (ours${ref:+ + zerospeech-libriabx2})"
-        abx "${x}" "${ref}" "$@"
+        log "Stage 6: ABX on ${x}: raw MFCC reference row and its systems (ours${ref:+ + zerospeech-libriabx2})"
+        # shellcheck disable=SC2046
+        abx "${x}" "${ref}" $(systems_of "${x}" "$@")
     done
 }
 

@@ -48,6 +48,10 @@ TABLE_SYSTEMS = ("trf_mfcc_k128", "trf_logmel_k128", "conv_mfcc_k256", "trf_mfcc
 # the systems the acceptance compares (seeds 1-4 in "default"), and the K 256 pair "seeds15" gives seeds 5-14
 COMPARED = ("trf_mfcc_k128", "conv_mfcc_k256", "trf_mfcc_k256")
 SEEDS15_PAIR = ("trf_mfcc_k256", "conv_mfcc_k256")
+# the ordering check's Transformer candidates (compared with the conv baseline; the one with the lowest dev ABX
+# is picked where the run has a dev set)
+CANDIDATES = tuple(n for n in COMPARED if n.startswith("trf_"))
+SEED_SUFFIX = re.compile(r"_seed[0-9]+$")
 PRESETS = ("tables", "default", "seeds15")
 INVERTER_SYSTEM = "trf_mfcc_k128_s5e-3_j0.05"  # the paper's submitted system (Table 3, star)
 
@@ -115,6 +119,12 @@ def expand(words: Iterable[str]) -> List[str]:
     return out
 
 
+def on_dev(names: Iterable[str]) -> List[str]:
+    """The systems among NAMES that the dev set is encoded and ABX'd with: the candidates and their replicates
+    (the pick needs no other; every other system is scored on the test sets only)."""
+    return [n for n in names if SEED_SUFFIX.sub("", n) in CANDIDATES]
+
+
 def check(names: Iterable[str], inverter: str) -> None:
     """ValueError on a malformed system name (or inverter system), or an inverter system not among NAMES."""
     names = list(names)
@@ -134,8 +144,9 @@ def get_parser() -> argparse.ArgumentParser:
                "  conf SYSTEM                 its input features, then its ESPnet training options\n"
                "  feat SYSTEM                 its input features (mfcc or logmel)\n"
                "  tables                      the systems of every row of paper Tables 1-3\n"
+               "  dev SYSTEM...               those the dev set is encoded with (the ordering check's candidates)\n"
                "SYSTEM / WORD arguments may also be given as one space-separated word list.")
-    p.add_argument("query", choices=("expand", "check", "conf", "feat", "tables"))
+    p.add_argument("query", choices=("expand", "check", "conf", "feat", "tables", "dev"))
     p.add_argument("args", nargs="*")
     return p
 
@@ -155,6 +166,8 @@ def _query(a) -> Iterable[str]:
             raise ValueError(f"{a.query}: give one system name")
         feat, opts = espnet_options(names[0])
         out = [feat] + (opts if a.query == "conf" else [])
+    elif a.query == "dev":
+        out = on_dev(names)
     else:
         out = list(TABLE_SYSTEMS)
     return out
