@@ -142,6 +142,7 @@ def test_candidate_is_picked_on_dev_and_only_it_is_judged_on_test():
     assert "(95 % Welch, 3 vs 3 seeds)" in _ordering(lines, "trf_mfcc_k128")
     pick = [l for l in lines if l.startswith("- Candidate picked on `dev`")]
     assert len(pick) == 1 and "-> `trf_mfcc_k128`" in pick[0] and "`trf_mfcc_k256` 26.00 % (3 seeds)" in pick[0]
+    assert "K 256 was added to the compared systems after" in pick[0]  # how the candidate set came to be, still said
     assert ordering_pick(scored, "dev") == {"dev_set": "dev", "picked": "trf_mfcc_k128",
                                             "dev_abx": {"trf_mfcc_k128": 22.0, "trf_mfcc_k256": 26.0}}
     # the dev numbers alone decide: swap them and K 256 is judged (and holds), the test scores unchanged

@@ -235,7 +235,7 @@ def dev_pick(systems: dict, dev: str):
                   + f" -> `{name}`, the one compared with `{CONV}` on test, at 95 %; the others' test rows are in "
                   "the tables and judge nothing"
                   + (f" (no dev ABX, not candidates here: {', '.join(f'`{n}`' for n in unscored)})" if unscored else "")
-                  + ".")
+                  + "." + "".join(f" ({HISTORY[n]}.)" for n in candidates(systems) if n != name and n in HISTORY))
 
 
 def ordering_lines(systems: dict, s: str, key: str = "abx", only: str = None):
