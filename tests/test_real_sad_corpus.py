@@ -169,3 +169,76 @@ def test_the_sealed_eval_is_checked_against_its_committed_fingerprint(mrc, tmp_p
     assert committed[0] == mrc.settings_line("eval", 10, 0)
     assert sorted(line.split("  ")[1] for line in committed[1:]) == sorted(
         [f"data/{t}" for t in mrc.TABLES] + ["wav/real_eval_000.wav", "wav/real_eval_001.wav"])
+
+
+def _tiny_split(mrc, tmp_path):
+    """Two 3-second streams and valid reference tables, as a split writes them."""
+    wav, data = tmp_path / "wav", tmp_path / "data"
+    wav.mkdir(), data.mkdir()
+    rng = np.random.default_rng(0)
+    for i in range(2):
+        soundfile.write(wav / f"real_eval_00{i}.wav", 0.1 * rng.standard_normal(3 * mrc.SR), mrc.SR, subtype="PCM_16")
+    (data / "events").write_text("real_eval_000 0.500 1.500 speech 20.0\nreal_eval_000 1.000 2.000 music 5.0\n"
+                                 "real_eval_001 0.200 2.200 speech 25.0\n")
+    (data / "ref_segments").write_text("real_eval_000-0000050-0000150 real_eval_000 0.500 1.500\n"
+                                       "real_eval_001-0000020-0000220 real_eval_001 0.200 2.200\n")
+    (data / "ref.rttm").write_text("SPEAKER real_eval_000 1 0.500 1.000 <NA> <NA> speech <NA> <NA>\n")
+    (data / "reco2dur").write_text("real_eval_000 3.000\nreal_eval_001 3.000\n")
+    (data / "reco2channel").write_text("real_eval_000 telephone\nreal_eval_001 wideband\n")
+    return wav, data
+
+
+def test_a_rebuild_off_in_its_last_bits_is_the_sealed_set_a_changed_one_is_not(mrc, tmp_path, capsys):
+    """Another CPU's float arithmetic may move a sample's last bit: the bytes differ, the summary (lengths, counts,
+    levels a second, speech and event seconds) stays within its tolerances, and the set is kept, said so. A set 1 dB
+    louder, or with an event more, is another set: refused, nothing kept."""
+    import shutil
+
+    wav, data = _tiny_split(mrc, tmp_path)
+    manifest, settings = tmp_path / "eval.sha256", mrc.settings_line("eval", 10.0, 0)
+    mrc.write_manifest(manifest, settings, mrc.digests(wav, data))
+    mrc.write_summary(mrc.summary_path(manifest), settings, mrc.summary(wav, data))
+    assert mrc.summary_path(manifest).name == "eval.summary.json"
+    keep = tmp_path / "keep"
+    shutil.copytree(tmp_path / "wav", keep / "wav"), shutil.copytree(tmp_path / "data", keep / "data")
+
+    def rebuild(scale=1.0, lsb=0, events=None):
+        for d in ("wav", "data"):
+            shutil.rmtree(tmp_path / d, ignore_errors=True)
+            shutil.copytree(keep / d, tmp_path / d)
+        x, sr = soundfile.read(wav / "real_eval_001.wav", dtype="int16")
+        x = (x.astype(np.int64) * scale).astype(np.int64)
+        x[::97] += lsb  # a last-bit difference in 1 % of the samples
+        soundfile.write(wav / "real_eval_001.wav", x.astype(np.int16), sr, subtype="PCM_16")
+        if events:
+            with open(data / "events", "a") as f:
+                f.write(events)
+
+    rebuild(lsb=1)
+    mrc.check_sealed(manifest, "eval", 10.0, 0, wav, data)
+    err = capsys.readouterr().err
+    assert "differs from" in err and "wav/real_eval_001.wav" in err and "within its tolerances" in err
+    assert (data / "events").is_file() and (wav / "real_eval_001.wav").is_file()
+    rebuild(scale=10 ** (1 / 20))  # 1 dB louder: another set
+    with pytest.raises(SystemExit, match=r"real_eval_001.wav: level off by (0\.99|1\.0)"):
+        mrc.check_sealed(manifest, "eval", 10.0, 0, wav, data)
+    assert not data.exists() and not list(wav.glob("*.wav"))
+    rebuild(lsb=1, events="real_eval_001 2.500 2.900 noise 3.0\n")  # an effect more
+    with pytest.raises(SystemExit, match=r"event kinds"):
+        mrc.check_sealed(manifest, "eval", 10.0, 0, wav, data)
+    rebuild(lsb=1)  # without a summary of this make: bytes only, as before
+    mrc.summary_path(manifest).unlink()
+    with pytest.raises(SystemExit, match=r"not the sealed one .*\(differs: wav/real_eval_001.wav\)"):
+        mrc.check_sealed(manifest, "eval", 10.0, 0, wav, data)
+
+
+def test_the_committed_summary_describes_the_fingerprinted_eval(mrc):
+    import json
+
+    conf = ROOT / "egs" / "debian_speech" / "sad1" / "conf"
+    got = json.loads((conf / "eval.summary.json").read_text())
+    assert got["settings"] == mrc.settings_line("eval", 10, 0) == (conf / "eval.sha256").read_text().splitlines()[0]
+    assert sorted(got["wav"]) == ["real_eval_000.wav", "real_eval_001.wav"]
+    assert all(w["samples"] == 5 * 60 * mrc.SR and len(w["rms_db"]) == 300 for w in got["wav"].values())
+    for rec in got["recordings"].values():  # speech is an event kind too: the same clips, the same seconds
+        assert rec["speech"] == rec["events"]["speech"] and set(rec["events"]) == {"speech", "music", "noise"}
