@@ -189,15 +189,16 @@ def _tiny_split(mrc, tmp_path):
 
 
 def test_a_rebuild_off_in_its_last_bits_is_the_sealed_set_a_changed_one_is_not(mrc, tmp_path, capsys):
-    """Another CPU's float arithmetic may move a sample's last bit: the bytes differ, the summary (lengths, counts,
-    levels a second, speech and event seconds) stays within its tolerances, and the set is kept, said so. A set 1 dB
-    louder, or with an event more, is another set: refused, nothing kept."""
+    """Another CPU's float arithmetic may move a sample's last bit: the stream's bytes differ, its summary (length,
+    level a second) stays within its tolerances, and the set is kept, said so. A set 1 dB louder, or whose reference
+    tables differ at all (an event more, labels moved), is another set: refused, nothing kept; likewise when the
+    summary cannot be read (named)."""
     import shutil
 
     wav, data = _tiny_split(mrc, tmp_path)
     manifest, settings = tmp_path / "eval.sha256", mrc.settings_line("eval", 10.0, 0)
     mrc.write_manifest(manifest, settings, mrc.digests(wav, data))
-    mrc.write_summary(mrc.summary_path(manifest), settings, mrc.summary(wav, data))
+    mrc.write_summary(mrc.summary_path(manifest), settings, mrc.summary(wav))
     assert mrc.summary_path(manifest).name == "eval.summary.json"
     keep = tmp_path / "keep"
     shutil.copytree(tmp_path / "wav", keep / "wav"), shutil.copytree(tmp_path / "data", keep / "data")
@@ -217,15 +218,21 @@ def test_a_rebuild_off_in_its_last_bits_is_the_sealed_set_a_changed_one_is_not(m
     rebuild(lsb=1)
     mrc.check_sealed(manifest, "eval", 10.0, 0, wav, data)
     err = capsys.readouterr().err
-    assert "differs from" in err and "wav/real_eval_001.wav" in err and "within its tolerances" in err
+    assert "differs from" in err and "wav/real_eval_001.wav" in err and "byte for byte and its streams match" in err
     assert (data / "events").is_file() and (wav / "real_eval_001.wav").is_file()
     rebuild(scale=10 ** (1 / 20))  # 1 dB louder: another set
     with pytest.raises(SystemExit, match=r"real_eval_001.wav: level off by (0\.99|1\.0)"):
         mrc.check_sealed(manifest, "eval", 10.0, 0, wav, data)
     assert not data.exists() and not list(wav.glob("*.wav"))
-    rebuild(lsb=1, events="real_eval_001 2.500 2.900 noise 3.0\n")  # an effect more
-    with pytest.raises(SystemExit, match=r"event kinds"):
+    rebuild(lsb=1, events="real_eval_001 2.500 2.900 noise 3.0\n")  # an effect more: the tables must be exact
+    with pytest.raises(SystemExit, match=r"differs: data/events, wav/real_eval_001.wav\)"):
         mrc.check_sealed(manifest, "eval", 10.0, 0, wav, data)
+    assert not data.exists()
+    rebuild(lsb=1)
+    mrc.summary_path(manifest).write_text('{"settings": "%s", "streams": []}' % settings)  # not a summary
+    with pytest.raises(SystemExit, match=r"eval.summary.json: not a summary of streams"):
+        mrc.check_sealed(manifest, "eval", 10.0, 0, wav, data)
+    assert not data.exists() and not list(wav.glob("*.wav"))
     rebuild(lsb=1)  # without a summary of this make: bytes only, as before
     mrc.summary_path(manifest).unlink()
     with pytest.raises(SystemExit, match=r"not the sealed one .*\(differs: wav/real_eval_001.wav\)"):
@@ -240,5 +247,15 @@ def test_the_committed_summary_describes_the_fingerprinted_eval(mrc):
     assert got["settings"] == mrc.settings_line("eval", 10, 0) == (conf / "eval.sha256").read_text().splitlines()[0]
     assert sorted(got["wav"]) == ["real_eval_000.wav", "real_eval_001.wav"]
     assert all(w["samples"] == 5 * 60 * mrc.SR and len(w["rms_db"]) == 300 for w in got["wav"].values())
-    for rec in got["recordings"].values():  # speech is an event kind too: the same clips, the same seconds
-        assert rec["speech"] == rec["events"]["speech"] and set(rec["events"]) == {"speech", "music", "noise"}
+    assert set(got) == {"settings", "wav"}  # the streams only: the reference tables are checked byte for byte
+
+
+def test_near_silent_seconds_count_as_the_floor(mrc):
+    """A sample's last bit is a large share of a near-silent second: levels under the floor are not compared, those
+    above are, to TOLERANCE; a length differs never."""
+    want = {"wav": {"a.wav": {"samples": 32000, "rms_db": [-95.0, -20.0]}}}
+    assert mrc.summary_differences(want, {"wav": {"a.wav": {"samples": 32000, "rms_db": [-70.0, -20.04]}}}) == []
+    assert mrc.summary_differences(want, {"wav": {"a.wav": {"samples": 32000, "rms_db": [-50.0, -20.0]}}}) == [
+        "wav/a.wav: level off by 10.000 dB"]
+    assert mrc.summary_differences(want, {"wav": {"a.wav": {"samples": 32001, "rms_db": [-95.0, -20.0]}}}) == [
+        "wav/a.wav: length"]

@@ -302,3 +302,56 @@ def test_a_run_cut_below_its_configs_epochs_is_called_partial(tmp_path):
     assert not _cut_short({"config": str(conf), "max_epoch": 48})     # the config's own length
     assert not _cut_short({"config": str(tmp_path / "gone.yaml"), "max_epoch": 2})  # no config to compare with
     assert not _cut_short({"max_epoch": 2})
+
+
+def test_a_pick_is_said_as_one_and_a_picked_candidate_without_test_abx_checks_nothing():
+    from local_models.vqvae.report import not_done_ordering
+
+    assert "holds for `trf_mfcc_k256`, the candidate picked on dev (the only one judged)" in not_done_ordering(
+        {"trf_mfcc_k256": "holds"}, "trf_mfcc_k256")
+    assert "every candidate" in not_done_ordering({"trf_mfcc_k256": "holds"})
+    scored = {**_seeds("trf_mfcc_k128", [27.0, 28.0, 27.5]), **_seeds("conv_mfcc_k256", [28.3, 29.1, 28.7]),
+              "trf_mfcc_k256": {"dev": {"abx": 20.0, "bitrate": 150.0}}}
+    _with_dev(scored, {"trf_mfcc_k128": 26.0})
+    add_seed_stats(scored, ["dev", "test"])
+    lines, verdicts = claims(scored, "test", "dev")
+    assert verdicts == {} and lines[0] == ("- `trf_mfcc_k256`, the candidate picked on `dev`, has no ABX on test: no "
+                                           "ordering check.") and "-> `trf_mfcc_k256`" in lines[1]
+    # a dev set where no candidate has an ABX: every candidate compared, and the reason said
+    no_dev = {n: {"test": m["test"]} for n, m in scored.items() if "test" in m}
+    lines, _ = claims(no_dev, "test", "dev")
+    assert any("none picked: no candidate has an ABX on `dev`" in l for l in lines)
+
+
+def _exp(tmp_path, abx):
+    """An exp dir holding ABX and bitrate results: ABX {system: {set: value}}."""
+    import json
+
+    for name, by_set in abx.items():
+        for s, v in by_set.items():
+            (tmp_path / "exp" / name / f"codes_{s}").mkdir(parents=True, exist_ok=True)
+            (tmp_path / "exp" / name / f"abx_{s}.json").write_text(json.dumps({"abx_error": v}))
+            (tmp_path / "exp" / name / f"codes_{s}" / "bitrate.json").write_text(json.dumps(
+                {"bitrate": 150.0, "entropy": 6.0, "codes_used": 100, "num_codes": 128}))
+
+
+def test_results_json_pick_is_the_headlines_after_a_rescoring_with_fewer_systems(tmp_path, monkeypatch):
+    """results.json keeps systems of earlier runs: its ordering_pick is computed from the same merged systems as
+    the headline and RESULTS.md, so the three never name different candidates."""
+    import json
+
+    from local_models.vqvae.report import score
+
+    monkeypatch.chdir(tmp_path)
+    first = {"trf_mfcc_k128": {"dev": 26.0, "test": 27.0}, "trf_mfcc_k128_seed1": {"dev": 26.5, "test": 27.5},
+             "trf_mfcc_k256": {"dev": 22.0, "test": 25.0}, "trf_mfcc_k256_seed1": {"dev": 22.5, "test": 25.5},
+             "conv_mfcc_k256": {"test": 28.0}, "conv_mfcc_k256_seed1": {"test": 28.5}}
+    _exp(tmp_path, first)
+    score(list(first), ["test"], "exp/inverter", "mini", dev_sets=["dev"])
+    score([n for n in first if "k256_seed1" not in n and n != "trf_mfcc_k256"], ["test"], "exp/inverter", "mini",
+          dev_sets=["dev"])
+    results = json.loads((tmp_path / "exp" / "results.json").read_text())
+    picked = results["ordering_pick"]["picked"]
+    assert picked == "trf_mfcc_k256" and results["headline"][0].startswith(
+        f"Transformer VQ-VAE ABX below the conv VQ-VAE's (our frame rule), `{picked}`")
+    assert f"-> `{picked}`" in (tmp_path / "RESULTS.md").read_text()

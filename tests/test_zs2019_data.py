@@ -72,6 +72,7 @@ def check_sorted_valid(data_dir, text=True):
 def test_prepare_real_layout(corpus, tmp_path):
     data = tmp_path / "data"
     (data / "test_voice_ref").mkdir(parents=True)  # left over from a mini-corpus run
+    (data / "dev").mkdir(parents=True)
     proc = run_local("prepare_zs2019.py", corpus, data)
     assert proc.returncode == 0, proc.stderr
     for name in ("train", "voice", "test"):
@@ -85,7 +86,7 @@ def test_prepare_real_layout(corpus, tmp_path):
     assert lines(data / "test" / "bitrate_list") == ["S002_0034198090", "S002_0379088085", "S003_2650563980"]
     assert lines(data / "test" / "synthesis_list") == [  # an id without a voice gets the first voice speaker
         "S002_0034198090 V001", "S002_0379088085 V002", "S003_2650563980 V001"]
-    assert not (data / "test_voice_ref").exists()
+    assert not (data / "test_voice_ref").exists() and not (data / "dev").exists()
 
     bitrate = corpus / "english" / "bitrate_filelist.txt"
     bitrate.write_text("S003_2650563980.txt 0.200000\nS002_0379088085.txt 0.200000\n")

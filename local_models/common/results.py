@@ -149,7 +149,8 @@ def update_results(path, recipe: str, corpus: str, systems: Mapping[str, Mapping
     """Merge `systems` ({name: {metric: value | {subset: {metric: value}}}}) into results.json.
 
     `drop`: system names to remove first (e.g. ones a rerun no longer produces), so no stale row survives.
-    `extra`: top-level keys set as given (replacing theirs), e.g. how the models were trained.
+    `extra`: top-level keys set as given (replacing theirs), e.g. how the models were trained; or a callable that
+    computes them from the merged systems (as `headline`), when they must describe the same numbers.
     `headline`: computes results.json's 'headline' from the merged systems (earlier runs' included), in the
     same write, so the claims never describe other numbers than the file's.
     `trained`: {model name: exp dir} of the models scored: environment['trained'] names the commit(s) and device
@@ -167,7 +168,7 @@ def update_results(path, recipe: str, corpus: str, systems: Mapping[str, Mapping
     for name in drop:
         data.setdefault("systems", {}).pop(name, None)
     _merge(data.setdefault("systems", {}), systems)
-    data.update(extra or {})
+    data.update((extra(data["systems"]) if callable(extra) else extra) or {})
     if headline is not None:
         data["headline"] = headline(data["systems"])
     old_date = before.get("environment", {}).get("date")

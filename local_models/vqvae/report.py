@@ -258,12 +258,14 @@ def ordering_lines(systems: dict, s: str, key: str = "abx", only: str = None):
     return verdicts, lines, family
 
 
-def pick_line(names, family: int) -> str:
-    """How the candidates were chosen (declared, none picked on test, and why) and the level of FAMILY intervals."""
+def pick_line(names, family: int, dev: str = "") -> str:
+    """How the candidates were chosen (declared, none picked on test, and why: no dev set, or none of them has an
+    ABX on DEV) and the level of FAMILY intervals."""
     cands = candidates(names)
     each = "each" if len(cands) > 1 else "it"
+    why = f"no candidate has an ABX on `{dev}`" if dev else "this run has no dev ABX set"
     return (f"Candidates: {', '.join(f'`{n}`' for n in cands)} (declared in systems.py COMPARED, none picked: "
-            f"this run has no dev ABX set, and the lower of two on test would favour the Transformer); {each} is "
+            f"{why}, and the lower of two on test would favour the Transformer); {each} is "
             f"compared with `{CONV}` on its own" + (f", at {100 * (1 - 0.05 / family):g} % per interval "
                                                     f"(95 % over the {family} comparisons, Bonferroni)"
                                                     if family > 1 else "") + ".")
@@ -279,7 +281,9 @@ def claims(systems: dict, s: str, dev: str = ""):
     verdicts, ours, family = ordering_lines(systems, s, only=pick)
     if ours:
         libri = ordering_lines(systems, s, "abx_libri_rule", only=pick)[1]
-        lines += ours + [how if pick else pick_line(systems, family)] + libri
+        lines += ours + [how if pick else pick_line(systems, family, dev)] + libri
+    elif pick and systems.get(CONV, {}).get(s):
+        lines += [f"- `{pick}`, the candidate picked on `{dev}`, has no ABX on {s}: no ordering check.", how]
     elif systems.get(CONV, {}).get(s):
         lines.append("- No declared Transformer candidate (" + ", ".join(f"`{n}`" for n in CANDIDATES)
                      + ") was scored: no ordering check.")
@@ -439,10 +443,14 @@ def mcd_against_source(inv: dict) -> str:
             f"({mcd - src:+.2f} dB): by this measure it is further from the target voice than no conversion at all.")
 
 
-def not_done_ordering(verdicts: dict) -> str:
-    """The 'Not done yet' line on the paper's ordering from the candidates' verdicts ({name: verdict or None})."""
+def not_done_ordering(verdicts: dict, picked: str = None) -> str:
+    """The 'Not done yet' line on the paper's ordering from the candidates' verdicts ({name: verdict or None}; one,
+    PICKED, when the candidate was picked on dev)."""
     if vd.HOLDS in verdicts.values():
         held = [n for n, v in verdicts.items() if v == vd.HOLDS]
+        if picked:
+            return (f"- The paper's ordering holds for `{picked}`, the candidate picked on dev (the only one judged), "
+                    "at this training budget; the paper-size configs are untested.")
         return (f"- The paper's ordering holds for {', '.join(f'`{n}`' for n in held)} only (see Checks); the other "
                 "candidates' intervals do not show it at this training budget.") if len(held) < len(verdicts) else (
                 "- The paper's ordering holds for every candidate at this training budget; the paper-size configs "
@@ -586,7 +594,7 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
         lines.append(f"- Not run here (rows carry the paper's numbers only): {', '.join(f'`{n}`' for n in missing)}; "
                      "give them with `--systems`.")
     if ordering:
-        lines.append(not_done_ordering(ordering))
+        lines.append(not_done_ordering(ordering, dev_pick(systems, dev)[0]))
     lines.append("- Models are the tiny configs unless `--train-config-suffix \"\"` (paper size) was given: see "
                  "exp/<system>/config.yaml.")
     with atomic_open(path) as f:
@@ -645,8 +653,8 @@ def score(systems, sets, inverter: str, corpus: str, exp="exp", results_md="RESU
     abx_na = no_abx_reason(Path(data) / sets[0], scored, sets[0])
     results = update_results(exp / "results.json", "zerospeech2019/unit1", corpus, scored,
                              headline=lambda systems: headline(systems, sets[0], abx_na, dev),
-                             extra={"sealed_looks": looks, "ordering_candidates": candidates(systems),
-                                    "ordering_pick": ordering_pick(scored, dev)},
+                             extra=lambda merged: {"sealed_looks": looks, "ordering_candidates": candidates(systems),
+                                                   "ordering_pick": ordering_pick(merged, dev)},
                              trained=trained_dirs(exp, systems, Path(inverter)))
     ok = plot({n: m for n, m in results["systems"].items() if n in systems}, sets[0],
               exp / "images" / "abx_vs_bitrate.png")

@@ -44,8 +44,9 @@ stage=1
 stop_stage=11
 nj=2  # parallel jobs: feature extraction, encoding, VQ-VAE trainings (one thread each)
 test_sets="test"
-dev_set=dev         # where the ordering check's candidate is picked (encoded and ABX'd, never resynthesised); skipped
-                    # when data/<dev_set> does not exist ("" none: every candidate compared on test, none picked)
+dev_set=dev         # where the ordering check's candidate is picked (encoded and ABX'd by the candidates, never
+                    # resynthesised; never a sealed set nor a test set); "" none: every candidate compared on test,
+                    # none picked (what a corpus without a dev ABX set does: ZeroSpeech 2019, the real corpus)
 sealed_sets="test"  # sets that are only scored (never chosen on): stage 9 counts each scoring as a look
 # systems: names (trf|conv)_(mfcc|logmel)_k<K>[_s<lambda>][_j<p>][_seed<N>] and presets (expand_systems): "tables"
 # (every row of paper Tables 1-3), "default" (tables + 5 seeds of the three systems the ordering check compares),
@@ -106,9 +107,18 @@ system_conf() {
     vqvae_systems conf "$1"
 }
 
-# dev_sets: ${dev_set} when its data dir exists (the mini corpus has one; ZeroSpeech 2019 and the real corpus none)
+# dev_sets: ${dev_set} (nothing when it is ""); its data dir must exist (stage 1 of the mini corpus makes it)
 dev_sets() {
-    if [ -n "${dev_set}" ] && [ -f "data/${dev_set}/wav.scp" ]; then echo "${dev_set}"; fi
+    [ -n "${dev_set}" ] || return 0
+    require "data/${dev_set}/wav.scp" "stage 1 (it makes the mini corpus's dev set; or --dev_set \"\": no pick)"
+    echo "${dev_set}"
+}
+
+# check_dev_set: stop before any work when the set the candidate is picked on is sealed or a test set
+check_dev_set() {
+    [ -n "${dev_set}" ] || return 0
+    python -m local_models.common.sealed check --tuning "${dev_set}" --sealed "${sealed_sets} ${test_sets}" \
+        --what "--dev_set (the ordering check's candidate is picked on it)" || exit 1
 }
 
 # systems_of SET SYSTEM...: the SYSTEMs that encode SET: every one for a test set; for the dev set the ordering
@@ -319,7 +329,7 @@ resynth_mcd() {
 # stage_data: stage 1, the corpus's local/data.sh -> data/{train,voice,test}
 stage_data() {
     local x
-    log "Stage 1: data -> data/{train,voice,test} (corpus: ${corpus})"
+    log "Stage 1: data -> data/{train,voice,test}${dev_set:+ and data/${dev_set}} (corpus: ${corpus})"
     local/data.sh ${local_data_opts}
     for x in train voice test $(dev_sets); do validate_data_dir --no-text --no-feats "data/${x}"; done
 }
@@ -372,7 +382,7 @@ stage_encode() {
 # stage_abx SYSTEM...: stage 6, ABX of the raw MFCC reference and every SYSTEM on the dev set and every test set
 # with items (zerospeech-libriabx2, a check of our ABX, on the test sets only: dev needs our number for the pick)
 stage_abx() {
-    local ref x dev
+    local ref x dev names
     dev=$(dev_sets)
     for x in $(scored_sets); do
         ref=""
@@ -382,8 +392,8 @@ stage_abx() {
         [ -f "data/${x}/abx.item" ] || { log "Stage 6: no data/${x}/abx.item: no ABX for ${x}"; continue; }
         test_feats mfcc "${x}"
         log "Stage 6: ABX on ${x}: raw MFCC reference row and its systems (ours${ref:+ + zerospeech-libriabx2})"
-        # shellcheck disable=SC2046
-        abx "${x}" "${ref}" $(systems_of "${x}" "$@")
+        names=$(systems_of "${x}" "$@")  # its own line: set -e stops on a failed query
+        abx "${x}" "${ref}" ${names}
     done
 }
 
@@ -470,7 +480,12 @@ run_stages() {
     setup_devices
     names=$(expand_systems ${systems})
     check_systems ${names}
+    check_dev_set
     if stage_enabled 1; then stage_data; fi
+    # the stages that read the dev set: it must be there (a substitution below would not stop on its absence)
+    if stage_enabled 2 || stage_enabled 3 || stage_enabled 5 || stage_enabled 6 || stage_enabled 9; then
+        dev_sets > /dev/null
+    fi
     # shellcheck disable=SC2046
     if stage_enabled 2; then stage_features $(feature_sets); fi
     if stage_enabled 3; then for x in $(scored_sets); do test_items "${x}"; done; fi

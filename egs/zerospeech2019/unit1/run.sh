@@ -25,11 +25,14 @@ fotaq_root=""        # real: an unpacked flight-of-the-amazon-queen tree (defaul
                      # $SPEECH_RECIPES_DEBIAN)
 real_test_speakers="fotaq_death fotaq_klunk fotaq_chief fotaq_henry"  # real: characters held out as test
 readonly default_systems=${systems}  # (not an option) --systems as the stages set it, to tell a given one
+readonly default_dev_set=${dev_set}  # (not an option) likewise --dev_set: ZeroSpeech 2019 and real have no dev ABX set
 . parse_options.sh
 local_data_opts="--unit-min ${unit_min} --voice-min ${voice_min} --test-min ${test_min} --dev-min ${dev_min} \
 --seed ${seed} --nj ${nj} \
 ${abx_item:+--abx-item $(realpath "${abx_item}")} ${bitrate_filelist:+--bitrate-filelist $(realpath "${bitrate_filelist}")} \
 ${local_data_opts}"  # local/data.sh's options
+# ZeroSpeech 2019 and the real corpus have no dev ABX set: no candidate picked (every one compared), unless given
+case "${corpus}" in mini) ;; *) [ "${dev_set}" != "${default_dev_set}" ] || dev_set="" ;; esac
 case "${corpus}" in
     mini|zs2019) ;;
     real)

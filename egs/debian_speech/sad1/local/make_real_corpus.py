@@ -13,9 +13,9 @@ Each split is its own make: no speaker, language, music or effect of one split i
 
 No split's effects hold a sound with a human voice in it (VOICED_EFFECTS: words, cries, screams).
 eval is the sealed set (scored once, by the final stage); dev chooses every threshold and rule; built at its
-committed settings it must match conf/eval.sha256 (--expect-sha256), byte for byte or, where another CPU's float
-arithmetic moved the last bits, within the tolerances of conf/eval.summary.json (lengths, speech and event counts
-exact; levels and durations within TOLERANCE). Debian's asterisk sound packages and
+committed settings it must match conf/eval.sha256 (--expect-sha256): the reference tables byte for byte, the streams
+byte for byte or, where another CPU's float arithmetic moved their last bits, within the tolerances of
+conf/eval.summary.json (lengths exact, levels a second within TOLERANCE). Debian's asterisk sound packages and
 alsa-utils' recorded noise are never used (common/debian.py refuses them).
 
 A stream: speech clips one after another with drawn pauses (each clip cut at its own silences: the regions
@@ -43,13 +43,13 @@ import numpy as np
 from scipy.signal import butter, sosfilt
 
 from local_models.common.audio import AudioError, read_audio
-from local_models.common.datadir import atomic_open, read_table
+from local_models.common.datadir import atomic_open
 from local_models.common.debian import Package, sha256_of, unpacked
 from local_models.common.realspeech import FILLETS_DATA, FILLETS_VOICES, TUXPAINT, fillets_clips, tuxpaint_clips
 from local_models.common.realspeech import STAMPS
 from local_models.sad.augment import NonSpeechSet, coloured_noise, place_events, smooth_walk
-from local_models.sad.events import Event, read_events, write_events
-from local_models.sad.labels import read_segments_by_rec, write_recording, write_reference_dir
+from local_models.sad.events import Event, write_events
+from local_models.sad.labels import write_recording, write_reference_dir
 
 SR = 16000
 SPLITS = ("train", "dev", "eval")
@@ -325,11 +325,11 @@ def manifest_mismatch(path: Path, settings: str, got: Dict[str, str]) -> Optiona
     return sorted(n for n in set(want) | set(got) if want.get(n) != got.get(n))
 
 
-# How far a rebuild on another CPU may stray from the recorded summary (float arithmetic: resampling, filtering,
-# mixing): a stream's RMS level a second (dB; seconds under the floor count as the floor: a sample's last bit is a
-# large share of a near-silent second) and a recording's total speech or event time (s). Counts and lengths must
-# be equal: a changed pool, script or package moves them, the last bits of a sample do not.
-TOLERANCE = {"rms_db": 0.05, "seconds": 0.05, "floor_db": -60.0}
+# How far a stream rebuilt on another CPU may stray from the recorded summary (float arithmetic: resampling,
+# filtering, mixing): its RMS level a second (dB; seconds under the floor count as the floor: a sample's last bit is
+# a large share of a near-silent second). Its length must be equal, and the reference tables byte for byte: a
+# changed pool, script or package moves them, the last bits of a sample do not.
+TOLERANCE = {"rms_db": 0.05, "floor_db": -60.0}
 
 
 def summary_path(manifest: Path) -> Path:
@@ -337,33 +337,22 @@ def summary_path(manifest: Path) -> Path:
     return manifest.with_suffix(".summary.json")
 
 
-def summary(wav_dir: Path, data_dir: Path) -> dict:
-    """A split in numbers that another CPU's float arithmetic leaves within TOLERANCE: each stream's length in
-    samples and RMS level (dB) a second; each recording's channel, speech regions (count, seconds) and events by
-    kind (count, seconds)."""
+def summary(wav_dir: Path) -> dict:
+    """A split's streams in numbers that another CPU's float arithmetic leaves within TOLERANCE: each one's length
+    in samples and RMS level (dB) a second."""
     import soundfile
 
-    out = {"wav": {}, "recordings": {}}
+    out = {"wav": {}}
     for w in sorted(wav_dir.glob("*.wav")):
         x, _ = soundfile.read(w, dtype="float64")
         sec = x[:len(x) // SR * SR].reshape(-1, SR)
         out["wav"][w.name] = {"samples": len(x),
                               "rms_db": [round(float(v), 3) for v in 10 * np.log10((sec ** 2).mean(axis=1) + 1e-12)]}
-    speech, events = read_segments_by_rec(data_dir / "ref_segments"), read_events(data_dir / "events")
-    for rec, channel in read_table(data_dir / "reco2channel").items():
-        kinds = {}
-        for e in events.get(rec, []):
-            n, t = kinds.get(e.kind, (0, 0.0))
-            kinds[e.kind] = (n + 1, t + e.end - e.start)
-        out["recordings"][rec] = {
-            "channel": channel,
-            "speech": [len(speech.get(rec, [])), round(sum(e - s for s, e in speech.get(rec, [])), 3)],
-            "events": {k: [n, round(t, 3)] for k, (n, t) in sorted(kinds.items())}}
     return out
 
 
 def summary_differences(want: dict, got: dict) -> List[str]:
-    """Where GOT strays from WANT beyond TOLERANCE ([]: the same set, up to float arithmetic)."""
+    """Where GOT's streams stray from WANT's beyond TOLERANCE ([]: the same streams, up to float arithmetic)."""
     bad = []
     for name in sorted(set(want["wav"]) | set(got["wav"])):
         a, b = want["wav"].get(name), got["wav"].get(name)
@@ -374,15 +363,6 @@ def summary_differences(want: dict, got: dict) -> List[str]:
         worst = max((abs(max(x, floor) - max(y, floor)) for x, y in zip(a["rms_db"], b["rms_db"])), default=0.0)
         if worst > TOLERANCE["rms_db"]:
             bad.append(f"wav/{name}: level off by {worst:.3f} dB")
-    for rec in sorted(set(want["recordings"]) | set(got["recordings"])):
-        a, b = want["recordings"].get(rec), got["recordings"].get(rec)
-        if a is None or b is None or a["channel"] != b["channel"] or set(a["events"]) != set(b["events"]):
-            bad.append(f"{rec}: recordings, channels or event kinds")
-            continue
-        for what, (x, y) in [("speech", (a["speech"], b["speech"])),
-                             *((f"{k} events", (a["events"][k], b["events"][k])) for k in a["events"])]:
-            if x[0] != y[0] or abs(x[1] - y[1]) > TOLERANCE["seconds"]:
-                bad.append(f"{rec}: {what} {y[0]} / {y[1]:.3f} s, sealed {x[0]} / {x[1]:.3f} s")
     return bad
 
 
@@ -392,21 +372,32 @@ def write_summary(path: Path, settings: str, got: dict) -> None:
         f.write("\n")
 
 
-def within_tolerance(manifest: Path, settings: str, wav_dir: Path, data_dir: Path) -> Optional[List[str]]:
-    """None when there is no summary of this make beside MANIFEST; else summary_differences ([]: within)."""
+def within_tolerance(manifest: Path, settings: str, wav_dir: Path) -> Optional[List[str]]:
+    """None when there is no summary of this make beside MANIFEST; else summary_differences ([]: within). An
+    unreadable summary is an error naming it (SystemExit)."""
     path = summary_path(manifest)
     if not path.is_file():
         return None
-    want = json.loads(path.read_text())
-    if want.get("settings") != settings:
-        return None
-    return summary_differences(want, summary(wav_dir, data_dir))
+    try:
+        want = json.loads(path.read_text())
+        if want.get("settings") != settings:
+            return None
+        return summary_differences(want, summary(wav_dir))
+    except (ValueError, KeyError, TypeError, OSError, AttributeError) as e:
+        raise SystemExit(f"make_real_corpus: {path}: not a summary of streams ({type(e).__name__}: {e})") from None
+
+
+def remove_split(wav_dir: Path, data_dir: Path) -> None:
+    shutil.rmtree(data_dir, ignore_errors=True)
+    for w in wav_dir.glob("*.wav"):
+        w.unlink()
 
 
 def check_sealed(path: Path, split: str, minutes: float, seed: int, wav_dir: Path, data_dir: Path) -> None:
     """The split just built against its committed fingerprint: a sealed set must be the one that was fixed before
     any system was scored on it: byte for byte, or (another CPU's float arithmetic) within the tolerances of its
-    summary. On a mismatch nothing of the split is left (no stage can score another set)."""
+    summary (the streams only; the reference tables byte for byte). On a mismatch, or an unreadable summary, nothing
+    of the split is left (no stage can score another set)."""
     settings = settings_line(split, minutes, seed)
     bad = manifest_mismatch(path, settings, digests(wav_dir, data_dir))
     if bad is None:
@@ -416,16 +407,18 @@ def check_sealed(path: Path, split: str, minutes: float, seed: int, wav_dir: Pat
     if not bad:
         print(f"make_real_corpus: {split} is the sealed set of {path}, byte for byte", file=sys.stderr)
         return
-    stray = within_tolerance(path, settings, wav_dir, data_dir)
+    try:
+        stray = within_tolerance(path, settings, wav_dir) if all(n.startswith("wav/") for n in bad) else None
+    except SystemExit:
+        remove_split(wav_dir, data_dir)
+        raise
     if stray == []:
-        print(f"make_real_corpus: {split} differs from {path} in its bytes ({', '.join(bad[:4])}"
-              f"{' ...' if len(bad) > 4 else ''}) but matches {summary_path(path)} within its tolerances "
-              f"({TOLERANCE['rms_db']} dB a second, {TOLERANCE['seconds']} s of speech or events a recording; "
-              "every length and count equal): the sealed set, up to this CPU's float arithmetic", file=sys.stderr)
+        print(f"make_real_corpus: {split} differs from {path} in the bytes of {', '.join(bad)} but its reference "
+              f"tables are byte for byte and its streams match {summary_path(path)} within "
+              f"{TOLERANCE['rms_db']} dB a second, every length equal: the sealed set, up to this CPU's float "
+              "arithmetic", file=sys.stderr)
         return
-    shutil.rmtree(data_dir, ignore_errors=True)
-    for w in wav_dir.glob("*.wav"):
-        w.unlink()
+    remove_split(wav_dir, data_dir)
     why = f"; beyond {summary_path(path)}'s tolerances: {'; '.join(stray[:3])}" if stray else ""
     raise SystemExit(f"make_real_corpus: the {split} set built here is not the sealed one fingerprinted in "
                      f"{path} (differs: {', '.join(bad[:4])}{' ...' if len(bad) > 4 else ''}{why}): the packages, "
@@ -456,7 +449,7 @@ def main(argv=None) -> int:
     if a.record_sha256:
         settings = settings_line(a.split, a.minutes, a.seed)
         write_manifest(Path(a.record_sha256), settings, digests(wav_dir, data_dir))
-        write_summary(summary_path(Path(a.record_sha256)), settings, summary(wav_dir, data_dir))
+        write_summary(summary_path(Path(a.record_sha256)), settings, summary(wav_dir))
     if a.expect_sha256:
         check_sealed(Path(a.expect_sha256), a.split, a.minutes, a.seed, wav_dir, data_dir)
     return 0

@@ -4,7 +4,7 @@ Speakers (espeak-ng en-us voices from synth.sample_voices, all distinct; the dev
 espeak variants no training voice uses, as long as there are variants to spare):
     S01..Snn  unit-discovery speakers      V001  the target voice
     D01..Dnn  unseen dev speakers          T01..Tnn  unseen test speakers
-Sentences: 3-8 CLDR words (texts.sentences), different ones for unit, voice and test speech.
+Sentences: 3-8 CLDR words (texts.sentences), different ones for unit, voice, dev and test speech.
 Writes, all 16 kHz, with text, utt2dur, utt2num_samples and phones.ctm (true phone times):
     data/train           S* + V001 (what the VQ-VAE trains on)
     data/voice           V001 only (what the inverter trains on)

@@ -197,9 +197,10 @@ def prepare(root: Path, data_root: Path, bitrate_filelist: Optional[str] = None,
     check_built_dirs(built, check_text=False)
     replace_dirs(built, data_root)
     shutil.rmtree(tmp, ignore_errors=True)
-    if (data_root / "test_voice_ref").exists():  # mini-corpus only: drop it so no stage mixes corpora
-        shutil.rmtree(data_root / "test_voice_ref")
-        print(f"prepare_zs2019: removed {data_root / 'test_voice_ref'} (mini corpus only)", file=sys.stderr)
+    for name in ("test_voice_ref", "dev"):  # mini-corpus only: drop them so no stage mixes corpora
+        if (data_root / name).exists():
+            shutil.rmtree(data_root / name)
+            print(f"prepare_zs2019: removed {data_root / name} (mini corpus only)", file=sys.stderr)
     print(f"prepare_zs2019: bitrate_list: {len(set(bitrate))} utterances from "
           f"{bitrate_path or 'all of english/test (no bitrate_filelist.txt found)'}; "
           f"synthesis_list: {len(synthesis)} utterances", file=sys.stderr)
