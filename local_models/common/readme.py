@@ -125,9 +125,13 @@ def _indic(claims: List[str]) -> str:
     o = (_find(claims, r"^(?P<v>HOLDS|DOES NOT HOLD): the switch-off setting", required=False)
          or _find(claims, r"^the switch-off setting chosen on dev cuts [^(:]*(?:\([^)]*\))?: "
                           r"(?P<v>\*\*met\*\*|not shown|NOT met|not measurable|not judged)", required=False))
-    return (f"WER multi-softmax {w.group('ours')} vs vanilla {w.group('base')} % (paper 22.86 vs 32.45): "
+    lid = _find(claims, r"^multi-softmax LID picks the right language on >= 90 % of utterances [^:]*: "
+                        r"(?P<v>\*\*met\*\*|not shown|NOT met), (?P<acc>[\d.]+)", required=False)
+    goal = {"**met**": "**met**", "NOT met": "**not met**", "DOES NOT HOLD": FAILS, "HOLDS": HOLDS}  # goals: met or not
+    return (f"WER multi-softmax {w.group('ours')} vs vanilla {w.group('base')} (paper 22.86 vs 32.45): "
             f"{word.get(w.group('v'), w.group('v'))}"
-            + (f"; decoder switch-off: {word.get(o.group('v'), o.group('v'))}" if o else ""))
+            + (f"; LID {lid.group('acc')} (goal 90): {goal.get(lid.group('v'), lid.group('v'))}" if lid else "")
+            + (f"; switch-off: {goal.get(o.group('v'), o.group('v'))}" if o else ""))
 
 
 def _kss(claims: List[str]) -> str:
