@@ -210,3 +210,30 @@ def test_training_provenance_lists_each_runs_commit_and_device(tmp_path):
     (model / "trained_by.json").write_text("{not json")
     with pytest.raises(ValueError, match="trained_by.json:1"):
         trained_by(model)
+
+
+def test_a_resume_of_a_finished_training_records_no_training(tmp_path):
+    """A recipe rerun resumes every model: one whose checkpoint has reached max_epoch trains nothing and must not
+    name the rerun's commit as one that trained it; one with epochs left, or a fresh one, is recorded."""
+    import argparse
+
+    import torch
+
+    from local_models.common.espnet_task import nothing_left_to_train, record_run
+
+    def args(max_epoch, resume=True):
+        return argparse.Namespace(output_dir=str(tmp_path), resume=resume, max_epoch=max_epoch, ngpu=0,
+                                  collect_stats=False, print_config=False, dry_run=False, dist_rank=None)
+
+    assert not nothing_left_to_train(args(3))  # no checkpoint yet
+    record_run(args(3))
+    assert len(json.loads((tmp_path / "trained_by.json").read_text())) == 1
+    torch.save({"reporter": {"epoch": 3, "stats": {}}}, tmp_path / "checkpoint.pth")
+    assert nothing_left_to_train(args(3)) and not nothing_left_to_train(args(5))
+    assert not nothing_left_to_train(args(3, resume=False))
+    record_run(args(3))  # finished: nothing recorded
+    assert len(json.loads((tmp_path / "trained_by.json").read_text())) == 1
+    record_run(args(5))  # two more epochs to train: recorded
+    assert len(json.loads((tmp_path / "trained_by.json").read_text())) == 2
+    (tmp_path / "checkpoint.pth").write_bytes(b"not a checkpoint")  # unreadable: ESPnet's resume will say so
+    assert not nothing_left_to_train(args(3))

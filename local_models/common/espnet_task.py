@@ -22,10 +22,25 @@ from espnet2.train.collate_fn import CommonCollateFn  # noqa: E402
 from espnet2.train.trainer import Trainer  # noqa: E402
 
 
+def nothing_left_to_train(args: argparse.Namespace) -> bool:
+    """Whether a --resume run finds its training finished: OUTPUT_DIR/checkpoint.pth has reached --max_epoch, so the
+    trainer only reloads it (a recipe rerun resumes every model). An unreadable checkpoint is the trainer's to report."""
+    ckpt = Path(args.output_dir) / "checkpoint.pth"
+    if not getattr(args, "resume", False) or not ckpt.is_file():
+        return False
+    try:
+        state = torch.load(ckpt, map_location="cpu", weights_only=False)
+        return int(state["reporter"]["epoch"]) >= int(args.max_epoch)
+    except Exception:  # noqa: BLE001 - any unreadable checkpoint: let ESPnet's resume say what is wrong with it
+        return False
+
+
 def record_run(args: argparse.Namespace) -> None:
     """Record which commit and device train ARGS.output_dir (common/results.record_training), for any ESPnet2 task's
-    parsed arguments: not for --collect_stats / --print_config / --dry_run, and by rank 0 only."""
-    if args.output_dir and not (args.collect_stats or args.print_config or args.dry_run):
+    parsed arguments: not for --collect_stats / --print_config / --dry_run, by rank 0 only, and not for a resumed
+    run with nothing left to train (it would name a commit that trained nothing)."""
+    if args.output_dir and not (args.collect_stats or args.print_config or args.dry_run) \
+            and not nothing_left_to_train(args):
         from local_models.common.results import record_training
 
         # an external launcher (torchrun, srun) gives the rank by environment before ESPnet reads it
