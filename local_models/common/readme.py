@@ -210,7 +210,7 @@ def _sad(claims: List[str]) -> str:
     if len(v) < 4:
         raise ValueError("fewer than four DCFs in the ordering claim")
     word = o.group("v")
-    judged = said(word == "holds") if word in ("holds", "does NOT hold") else f"{word} (95 % interval)" \
+    judged = said(word == "holds") if word in ("holds", "does NOT hold") else word \
         if word == "not told apart" else "no verdict (no interval)"
     return (f"eval DCF seg RNN {v[0]}, CNN {v[1]}, RNN {v[2]}, stat. {v[3]} % (paper 1.19, 2.45, 2.17, 4.60): "
             f"ordering {judged}")
