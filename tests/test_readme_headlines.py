@@ -126,6 +126,15 @@ def test_summaries_read_the_numbers_and_the_verdicts():
         f"MCD SALAD - RNN +0.20 / +0.25 dB (paper +0.28 / +0.11): {HOLDS}; speed-up 12.5x (paper 11.9x): {HOLDS}", True)
     tc[0] = tc[0].replace("F1 big +0.25", "F1 big +0.31")  # beyond the paper's 0.3 dB
     assert cell("egs/tcstar/tts1", tc)[0].startswith(f"MCD SALAD - RNN +0.20 / +0.31 dB (paper +0.28 / +0.11): {FAILS}")
+    # reports since #49: the speed-up is a timing (no interval), so it is reached or not, never "holds"
+    for ratio, word in (("12.5", "reached"), ("1.5", "**not reached**")):
+        fast = ("fp32: Big SALAD (full attention, SDPA) runs at 1.2x the speed of Big RNN at 35 s (paper 11.9x); "
+                f"windowed Big SALAD {ratio}x (its M1 test MCD -0.40 dB vs full attention in fp32, a point estimate: "
+                "the 0.2 dB budget is judged on the fp32 interval above): the order-of-magnitude claim is "
+                f"{'not ' * (word != 'reached')}reached on this CPU (a timing, no interval).")
+        assert verdict(fast) is None
+        assert cell("egs/tcstar/tts1", [tc[0], fast])[0].endswith(
+            f"speed-up 1.2x, windowed {ratio}x (paper 11.9x): {word}")
     kss = ["`test` MCD: JDI-T (ours) 12.00 dB, FastSpeech 11.03 dB, Transformer 12.39 dB",
            "JDI-T aligner duration MAE on `test` against the engine events: 1.50 frames (met: < 2), uniform 2.87"]
     assert cell("egs/kss/tts1", kss)[0] == (

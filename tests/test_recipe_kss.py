@@ -541,3 +541,12 @@ def test_dev_measurement_needs_no_sealed_set(recipe, tmp_path):
                       "(sealed: ood test): choices are made on dev, sealed sets are only scored"], proc.stderr[-2000:]
     # before any work: neither the test set's synthesis nor the dev alignment ran
     assert [p.stat().st_mtime for p in (dev / "durations_aligner", exp / "tts_jdit/decode_test/synth.json")] == stamps
+    # stage 4 keeps each training's checkpoint of lowest loss on --valid-set: a sealed one stops it before any work
+    ckpt = exp / "tts_jdit/checkpoint.pth"
+    stamp = ckpt.stat().st_mtime
+    proc = run_recipe(recipe, "--stage", "4", "--stop-stage", "4", "--valid-set", "test", check=False)
+    assert proc.returncode == 1
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert errors == ["error: stage 4 (--valid-set, where each training's checkpoint is picked): test is a sealed set "
+                      "(sealed: ood test): choices are made on dev, sealed sets are only scored"], proc.stderr[-2000:]
+    assert ckpt.stat().st_mtime == stamp

@@ -116,3 +116,20 @@ def test_scoring_counts_looks_at_sealed_sets_and_names_the_trained_models(exp, t
     conf.write_text("x: 2\n")  # another configuration: its looks start again
     report.score(exp, ["M1", "F1"], SYSTEMS, sets, md, "mini", sealed=["M1_test"], config_files=[conf])
     assert json.loads((exp / "results.json").read_text())["sealed_looks"]["looks"] == {"M1_test": 1}
+
+
+def test_speed_and_point_gaps_carry_no_verdict_word():
+    """The speed-up is one timing per length on one CPU and the per-precision / sum-less MCD gaps are points: none of
+    them may read "holds", "within" or "meets" (the verdict words are for intervals, #49)."""
+    fits = {"big_rnn": {"speedup_vs_big_rnn": 1.0}, "big_salad": {"speedup_vs_big_rnn": 1.5},
+            "big_salad_win": {"speedup_vs_big_rnn": 4.2}}
+    lat = {"by_precision": {"fp32": {"fits": fits, "test_mcd_db": {"big_salad": 7.5, "big_salad_win": 7.0}}},
+           "mcd_speaker": "M1", "threads": 1}
+    slow, = [x for x in report.speed_claim(lat) if x.startswith("- ")]
+    assert slow.endswith("the order-of-magnitude claim is not reached on this CPU (a timing, no interval).")
+    assert "a point estimate" in slow and " within " not in slow and "holds" not in slow
+    fits["big_salad_win"]["speedup_vs_big_rnn"] = 10.5
+    assert report.speed_claim(lat)[1].endswith("claim is reached on this CPU (a timing, no interval).")
+    systems = {"M1_big_salad_win": {"mcd": 7.0}, "M1_big_salad": {"mcd": 7.5}}
+    line, = [x for x in report.window_gap(systems, ["M1"]) if x.startswith("- ")]
+    assert "-0.50 dB" in line and "not judged" in line and "meets" not in line

@@ -54,7 +54,17 @@ def test_score_looks_counts_only_sealed_sets_per_configuration(tmp_path):
     conf.write_text("beam: 8\n")  # another configuration: its own count
     other = score_looks(tmp_path / "exp", ["test"], ["test"], [conf])
     assert other["looks"] == {"test": 1} and other["config"] != first["config"]
+    assert "earlier" not in first
     assert score_looks(tmp_path / "exp", ["dev"], ["test"], [conf])["looks"] == {}
+    # ... but the two looks under the first configuration are not forgotten: a system added after them (a new
+    # configuration) may have followed them, and RESULTS.md says so beside the clean-looking count
+    assert other["earlier"] == {"test": 2}
+    assert sealed.record_line(other) == (
+        "Sealed sets scored under this configuration: test 1 time. Scored before under other configurations: test 2 "
+        "times: a choice made since (a system added, a rule changed) may have followed those scores, so they are not "
+        "fully held out.")
+    assert sealed.record_line(first) == "Sealed sets scored under this configuration: test 1 time."
+    assert sealed.record_line(None) == "No sealed set was scored."
 
 
 def test_sealed_check_command_exits_1_naming_the_set(capsys):

@@ -6,6 +6,7 @@ clean held-out score, more means the set has been seen while something was still
     fp = fingerprint(["conf/train.yaml", "conf/decode.yaml"], options={"threshold": 0.5})
     counts = record_look("exp", ["test"], fp)          # {"test": 1}
     looks_line(counts)                                  # "Sealed sets scored under this configuration: test 1 time."
+    (a scoring under another configuration, e.g. before a system was added, is said beside it: earlier_looks)
 
 A recipe declares its sealed sets (stages.sh `sealed_sets`); a tuning step refuses one (`check_tuning`, or from shell
 `python -m local_models.common.sealed check --tuning dev --sealed "eval eval_ood"`), and the scoring stage records
@@ -57,6 +58,15 @@ def looks(exp_dir, sets: Iterable[str], config: str) -> Dict[str, int]:
     return {s: sum(r["set"] == s and r["config"] == config for r in rows) for s in sets}
 
 
+def earlier_looks(exp_dir, sets: Iterable[str], config: str) -> Dict[str, int]:
+    """{set: how many times it was scored under a configuration other than CONFIG}, the sets with any: a look under
+    an earlier configuration came before a choice the current one holds (a system added, a rule changed), so the
+    current configuration's count alone would read as a clean held-out score when it is not."""
+    rows = _rows(Path(exp_dir))
+    counts = {s: sum(r["set"] == s and r["config"] != config for r in rows) for s in sets}
+    return {s: n for s, n in counts.items() if n}
+
+
 def record_look(exp_dir, sets: Iterable[str], config: str, commit: Optional[str] = None) -> Dict[str, int]:
     """One look at each of SETS under CONFIG, appended to EXP_DIR/sealed_looks.tsv; returns the counts after it."""
     sets = list(sets)
@@ -73,15 +83,30 @@ def record_look(exp_dir, sets: Iterable[str], config: str, commit: Optional[str]
     return looks(exp_dir, sets, config)
 
 
-def looks_line(counts: Mapping[str, int]) -> str:
-    """The RESULTS.md sentence for COUNTS ({set: looks})."""
+def _times(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{s} {n} time{'s' if n != 1 else ''}" for s, n in counts.items())
+
+
+def looks_line(counts: Mapping[str, int], earlier: Optional[Mapping[str, int]] = None) -> str:
+    """The RESULTS.md sentence for COUNTS ({set: looks under this configuration}) and EARLIER ({set: looks under
+    other configurations}, earlier_looks)."""
     if not counts:
-        return "No sealed set was scored."
-    parts = [f"{s} {n} time{'s' if n != 1 else ''}" for s, n in counts.items()]
-    seen = [s for s, n in counts.items() if n > 1]
-    tail = (f" ({', '.join(seen)} scored more than once under this configuration: not a clean held-out score)"
-            if seen else "")
-    return f"Sealed sets scored under this configuration: {', '.join(parts)}{tail}."
+        line = "No sealed set was scored."
+    else:
+        seen = [s for s, n in counts.items() if n > 1]
+        tail = (f" ({', '.join(seen)} scored more than once under this configuration: not a clean held-out score)"
+                if seen else "")
+        line = f"Sealed sets scored under this configuration: {_times(counts)}{tail}."
+    if earlier:
+        line += (f" Scored before under other configurations: {_times(earlier)}: a choice made since (a system "
+                 "added, a rule changed) may have followed those scores, so they are not fully held out.")
+    return line
+
+
+def record_line(record: Optional[Mapping]) -> str:
+    """looks_line of results.json's "sealed_looks" record (score_looks)."""
+    record = record or {}
+    return looks_line(record.get("looks") or {}, record.get("earlier"))
 
 
 class SealedSetError(ValueError):
@@ -102,12 +127,14 @@ def score_looks(exp_dir, scored: Iterable[str], sealed: Iterable[str], config_fi
                 options: Optional[Mapping] = None) -> dict:
     """The scoring stage's record: one look at each set of SCORED that is SEALED, under the configuration
     fingerprint of CONFIG_FILES + OPTIONS. Returns results.json's "sealed_looks": {"config": fp, "looks": {set: n}}
-    ({} looks when no sealed set was scored)."""
+    ({} looks when no sealed set was scored), with "earlier": {set: looks under other configurations} for each sealed
+    set that has any."""
     sealed = list(dict.fromkeys(sealed))
     scored_sealed = [s for s in dict.fromkeys(scored) if s in sealed]
     config = fingerprint(config_files, options)
     counts = record_look(exp_dir, scored_sealed, config) if scored_sealed else {}
-    return {"config": config, "looks": counts}
+    earlier = earlier_looks(exp_dir, sealed, config)
+    return {"config": config, "looks": counts, **({"earlier": earlier} if earlier else {})}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -134,7 +161,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 1
         return 0
-    print(looks_line(looks(args.exp_dir, args.sets.split(), args.config)))
+    sets = args.sets.split()
+    print(looks_line(looks(args.exp_dir, sets, args.config), earlier_looks(args.exp_dir, sets, args.config)))
     return 0
 
 

@@ -23,7 +23,7 @@ from local_models.common import gpu_report
 from local_models.common import verdict as V
 from local_models.common.datadir import atomic_open, read_table
 from local_models.common.results import environment_lines, hardware, headline_lines, load_text, update_results
-from local_models.common.sealed import looks_line, score_looks
+from local_models.common.sealed import record_line, score_looks
 from local_models.common.training import epochs_run
 
 from .metrics import (SKIP_TOKENS, attention_failures, attention_path, duration_accuracy, read_durations,
@@ -444,7 +444,7 @@ def judge(opts: ScoreOptions, rows: dict, durs: dict) -> dict:
 
 def _verdict_lines(judged: dict, looks: dict) -> list:
     """'## Verdicts': the sealed sets' looks, then the ordering and the goal, each on its interval."""
-    L = ["## Verdicts (95 % intervals; local_models/common/verdict.py)", "", looks_line(looks.get("looks") or {}), ""]
+    L = ["## Verdicts (95 % intervals; local_models/common/verdict.py)", "", record_line(looks), ""]
     if judged["not_converged"]:
         L += ["Not converged, so not ranked (MCD ordering below leaves them out): "
               + "; ".join(f"{LABELS[n]} ({w})" for n, w in judged["not_converged"].items())

@@ -346,6 +346,14 @@ check_dev() {
         --what "$1 (--dev-set, where JDI-T's settings are chosen)" || exit 1
 }
 
+# check_valid: refuse a sealed --valid-set (one line, exit 1) before stage 4 does any work: every training keeps the
+# checkpoint of lowest loss on it (valid.loss.best.pth), a choice
+check_valid() {
+    stage_enabled 4 || return 0
+    python -m local_models.common.sealed check --tuning "${valid_set}" --sealed "${sealed_sets}" \
+        --what "stage 4 (--valid-set, where each training's checkpoint is picked)" || exit 1
+}
+
 # score_set SET: stage 6's MCD / log-F0 RMSE of every decode dir of one data dir with audio, in one process
 # (mcd_score's analysis and outputs, its imports paid once; a dir whose mcd.json has this analysis and is newer
 # than its wav.scp is left as it is)
@@ -368,6 +376,7 @@ score_set() {
 run_stages() {
     local x s sets="${train_set} ${valid_set} ${test_sets}" with_wav
     setup_devices
+    check_valid
     if stage_enabled 1; then
         log "Stage 1: data -> data/{${sets// /,}}"
         # shellcheck disable=SC2086  # the corpus's options are a word list

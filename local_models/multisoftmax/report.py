@@ -28,7 +28,7 @@ from local_models.common import verdict as V
 from local_models.common.datadir import DataDirError, atomic_open, read_table
 from local_models.common.plots import pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, update_results
-from local_models.common.sealed import check_tuning, looks_line, score_looks
+from local_models.common.sealed import check_tuning, record_line, score_looks
 
 from .scoring import (ESPNET_HEADER, SILENT_SHARE, Counts, espnet_row, pooled, read_text, score,
                       wer_diff_interval, werr, write_sclite)
@@ -618,7 +618,7 @@ def write_md(path: Path, rows, t7, prm, langs, own_sets, extra_sets, *, corpus: 
     sealed_looks."""
     lines = ["# egs/indic/asr1: multi-softmax streaming multilingual RNN-T (paper 001, Joshi et al., Interspeech 2021)",
              "", f"Corpus: **{corpus}**, test sets {', '.join(own_sets)}. {note}".rstrip(), "",
-             *environment_lines(env or {}), looks_line((looks or {}).get("looks") or {}), "", seed_line(seed), "",
+             *environment_lines(env or {}), record_line(looks), "", seed_line(seed), "",
              *headline_lines(claims),
              systems_line(systems, finetune), "",
              batches_line(exp, list(systems) + [f"ft_{f}_{l}" for f in finetune for l in langs]), "",

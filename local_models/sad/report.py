@@ -11,7 +11,7 @@ from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open
 from local_models.common.plots import pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, load_text, update_results
-from local_models.common.sealed import looks_line
+from local_models.common.sealed import record_line
 from local_models.common.training import training_record
 from local_models.common.verdict import sentence
 
@@ -482,7 +482,7 @@ def looks_lines(record: Optional[dict]) -> list:
     blank; nothing for results scored before looks were counted."""
     if record is None:
         return []
-    return [f"{looks_line(record.get('looks') or {})} (configuration {record.get('config')}: the nets' training "
+    return [f"{record_line(record)} (configuration {record.get('config')}: the nets' training "
             "configs and the stage options that define the systems; thresholds and picks are chosen on dev under it)",
             ""]
 

@@ -11,7 +11,7 @@ from local_models.common import verdict as vd
 from local_models.common.datadir import atomic_open, read_table
 from local_models.common.plots import pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, update_results
-from local_models.common.sealed import looks_line, score_looks
+from local_models.common.sealed import record_line, score_looks
 from local_models.common.training import training_record
 
 from .systems import CANDIDATES, PAPER  # paper 003 (English test set): system -> (table, label, ABX %, bitrate bits/s)
@@ -545,7 +545,7 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
         f"Corpus: **{corpus}**" + (" (the espeak-ng English mini corpus: synthetic voices, NOT comparable with the "
                                    "paper's ZeroSpeech 2019 English numbers, which stand beside ours for shape only)"
                                    if corpus == "mini" else "") + f". Commit {results.get('commit')}, {results.get('hardware')}.",
-        "", *([looks_line(results["sealed_looks"].get("looks") or {}), ""] if "sealed_looks" in results else []),
+        "", *([record_line(results["sealed_looks"]), ""] if "sealed_looks" in results else []),
         *environment_lines(results.get("environment") or {}), *([training, ""] if training else []),
         *headline_lines(results.get("headline")),
         "Metrics (ZeroSpeech 2019): ABX error = across-speaker, within-context triphone discrimination; DTW over the",
