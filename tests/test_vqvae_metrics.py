@@ -253,6 +253,12 @@ def test_abx_separated_clusters_and_identical_features():
     # identical frames everywhere: every comparison is a tie -> 50 %
     feats, items = clustered_set(rng, same=True)
     assert abx_error(feats, items, 0.01).error == pytest.approx(50.0)
+    # ... exactly, for a vector whose cosine with itself rounds below 1 (arccos noise ~5e-9 must not break ties):
+    # a collapsed codebook's one code everywhere
+    odd = np.random.default_rng(0).normal(size=(3, 64)).astype(np.float32)[2].astype(float)
+    assert angular_distances(odd[None], odd[None])[0, 0] == 0.0
+    feats = {u: np.tile(odd, (len(f), 1)) for u, f in feats.items()}
+    assert abx_error(feats, items, 0.01).error == 50.0
 
 
 def test_abx_backends_and_blocking_agree(monkeypatch):
