@@ -168,6 +168,17 @@ def test_summaries_read_the_numbers_and_the_verdicts():
            "Difference (Transformer - conv) +3.00 points, 95 % interval [+1.48, +4.36]: told apart."]
     assert cell("egs/zerospeech2019/unit1", old)[0] == (
         f"ABX Transformer 25.00 vs conv 24.00 (paper 21.94 vs 24.17): not told apart; libriabx2 rule: {FAILS}")
+    # verdict.py's wording (the candidate picked on dev, then the same pick under libriabx2's frame rule)
+    new = ["Transformer VQ-VAE ABX below the conv VQ-VAE's (our frame rule), `trf_mfcc_k256` 23.89 % ± 2.08 sd at "
+           "192.76 bits/s, mean of 5 seeds vs conv 25.60 % ± 3.57 sd at 190.57 bits/s, mean of 5 seeds, Transformer - "
+           "conv: not told apart, -1.70 [-6.15, +2.74] (95 % Welch, 5 vs 5 seeds).",
+           "Candidate picked on `dev` (...): `trf_mfcc_k128` 25.89 % (5 seeds), `trf_mfcc_k256` 22.01 % (5 seeds)",
+           "Transformer VQ-VAE ABX below the conv VQ-VAE's (libriabx2's frame rule), `trf_mfcc_k256` 24.44 % ± 3.62 sd "
+           "at 192.76 bits/s, mean of 5 seeds vs conv 24.11 % ± 3.69 sd at 190.57 bits/s, mean of 5 seeds, "
+           "Transformer - conv: does NOT hold, +2.33 [+0.01, +5.66] (95 % Welch, 5 vs 5 seeds)."]
+    assert cell("egs/zerospeech2019/unit1", new)[0] == (
+        f"ABX conv 25.60 (paper 24.17) vs Transformer K256 23.89 (paper 21.94): not told apart; libriabx2 rule: {FAILS}")
+    assert cell("egs/zerospeech2019/unit1", new[:2])[0].endswith("(paper 21.94): not told apart")
     # a headline worded otherwise: the cell counts the checks instead of failing
     assert cell("egs/kss/tts1", ["MCD went up", "NOT met: x", "holds: y"]) == ("1 of 2 headline checks hold "
                                                                               "(see its RESULTS.md)", False)

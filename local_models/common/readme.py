@@ -185,15 +185,25 @@ _ZS_CANDIDATE = re.compile(r"^Transformer VQ-VAE ABX below the conv VQ-VAE's \(o
                            r".*? vs conv ([\d.]+) %.*?(?:, Transformer - conv: (\*\*holds\*\*|not told apart|"
                            r"does NOT hold)|: (no interval))")
 _ZS_WORD = {"**holds**": HOLDS, "does NOT hold": FAILS, "not told apart": "not told apart", None: "one seed"}
+_ZS_LIBRI = re.compile(r"^Transformer VQ-VAE ABX below the conv VQ-VAE's \(libriabx2's frame rule\), `([^`]+)` .*?"
+                       r"(?:, Transformer - conv: (\*\*holds\*\*|not told apart|does NOT hold)|: (no interval))")
+
+
+def _zs_short(name: str) -> str:
+    return name.replace("trf_mfcc_", "").upper()
 
 
 def _zerospeech(claims: List[str]) -> str:
     # verdict.py's wording: one claim per declared Transformer candidate (none picked), each with its interval
     found = [m for m in map(_ZS_CANDIDATE.search, claims) if m]
     if found:
+        libri = [m for m in map(_ZS_LIBRI.search, claims) if m]  # the same comparison under libriabx2's frame rule
+        named = len(libri) > 1
         return (f"ABX conv {found[0].group(3)} (paper {_ZS_PAPER['conv']}) vs Transformer "
-                + "; ".join(f"{m.group(1).replace('trf_mfcc_', '').upper()} {m.group(2)} (paper "
-                            f"{_ZS_PAPER.get(m.group(1), '?')}): {_ZS_WORD[m.group(4)]}" for m in found))
+                + "; ".join(f"{_zs_short(m.group(1))} {m.group(2)} (paper "
+                            f"{_ZS_PAPER.get(m.group(1), '?')}): {_ZS_WORD[m.group(4)]}" for m in found)
+                + ("; libriabx2 rule: " + ", ".join((f"{_zs_short(m.group(1))} " if named else "")
+                                                     + _ZS_WORD[m.group(2)] for m in libri) if libri else ""))
     # the wording of RESULTS.md written before (the lowest of the candidates, verdict on its mean)
     # paper Table 2: Transformer VQ-VAE K=256 21.94 vs conv VQ-VAE 24.17 % ABX (-2.23 points)
     # Each of its verdicts (on the means) is followed by a 'Difference' line with the interval: one that straddles
