@@ -113,9 +113,15 @@ def test_scoring_counts_looks_at_sealed_sets_and_names_the_trained_models(exp, t
     report.score(exp, ["F1"], SYSTEMS, ["F1_test"], md, "mini", sealed=["M1_test", "F1_test"], config_files=[conf],
                  options={"seed": "0"})  # another set scored: the earlier looks stay in view
     assert json.loads((exp / "results.json").read_text())["sealed_looks"]["looks"] == {"M1_test": 3, "F1_test": 1}
-    conf.write_text("x: 2\n")  # another configuration: its looks start again
+    # a sealed set listed but never decoded was not looked at
+    report.score(exp, ["M1"], SYSTEMS, ["M1_test", "M1_other"], md, "mini", sealed=["M1_test", "M1_other"],
+                 config_files=[conf], options={"seed": "0"})
+    assert json.loads((exp / "results.json").read_text())["sealed_looks"]["looks"] == {"M1_test": 4}
+    conf.write_text("x: 2\n")  # another configuration: its own count, the earlier looks said beside it
     report.score(exp, ["M1", "F1"], SYSTEMS, sets, md, "mini", sealed=["M1_test"], config_files=[conf])
-    assert json.loads((exp / "results.json").read_text())["sealed_looks"]["looks"] == {"M1_test": 1}
+    record = json.loads((exp / "results.json").read_text())["sealed_looks"]
+    assert record["looks"] == {"M1_test": 1} and record["earlier"] == {"M1_test": 4}
+    assert "Scored before under other configurations: M1_test 4 times" in md.read_text()
 
 
 def test_speed_and_point_gaps_carry_no_verdict_word():

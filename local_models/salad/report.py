@@ -618,6 +618,13 @@ def trained_models(exp: Path, speakers, names) -> dict:
     return {k: d for k, d in dirs.items() if d.is_dir()}
 
 
+def decoded_sets(exp: Path, speakers, names, sets) -> list:
+    """The sets of SETS that some system of NAMES has decoded (exp/<spk>/<system>/decode_<set>/scores.json): a set
+    listed but never decoded was not looked at."""
+    return [x for x in sets if any((exp / spk / s / f"decode_{x}" / "scores.json").is_file()
+                                   for spk in speakers for s in names)]
+
+
 def sealed_looks(exp: Path, sets, sealed, config_files, options) -> dict:
     """score_looks for this scoring (one look at each sealed set among SETS), reporting every sealed set ever scored
     under this configuration: a rescoring of another set keeps the test sets' counts in view, since results.json
@@ -644,7 +651,8 @@ def score(exp: Path, speakers, names, sets, results_md: Path, corpus: str, speak
     comps = comparisons(exp, speakers)
     extra = {"comparisons": comps}
     if sealed is not None:
-        extra["sealed_looks"] = sealed_looks(exp, sets, sealed, config_files, options)
+        extra["sealed_looks"] = sealed_looks(exp, decoded_sets(exp, speakers, names, sets), sealed, config_files,
+                                             options)
     results = update_results(exp / "results.json", recipe, corpus, systems, extra=extra,
                              headline=lambda merged: headline(merged, speakers, lat, comps),
                              trained=trained_models(exp, speakers, names))
