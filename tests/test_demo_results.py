@@ -115,3 +115,14 @@ def test_git_commit_names_the_code_not_the_working_dir(tmp_path):
 
     # a recipe copied outside any repository still names the collection's commit
     assert git_commit(tmp_path) == git_commit(CODE_ROOT) != "unknown"
+
+
+def test_git_commit_without_a_checkout_is_the_senders_record(tmp_path, monkeypatch):
+    from local_models.common import results
+
+    # a copy of the tree on a lent GPU machine has no .git: the commit its sender recorded (gpu_train.sh), else unknown
+    monkeypatch.setattr(results, "CODE_ROOT", tmp_path)
+    monkeypatch.delenv("SPEECH_RECIPES_COMMIT", raising=False)
+    assert results.git_commit() == "unknown"
+    monkeypatch.setenv("SPEECH_RECIPES_COMMIT", "abc1234+dirty")
+    assert results.git_commit() == "abc1234+dirty"

@@ -41,6 +41,7 @@ import torch
 torch.set_num_threads(1)  # the 2 cores are shared: two threads contending for them made these steps ~5x slower
 ROOT = Path(__file__).resolve().parents[1]
 SAD = ROOT / "egs/fearless_steps/sad1/conf/tuning"
+REAL_SAD = ROOT / "egs" / "debian_speech" / "sad1" / "conf" / "tuning"
 INDIC = ROOT / "egs/indic/asr1/conf/tuning"
 KSS = ROOT / "egs/kss/tts1/conf/tuning"
 TCSTAR = ROOT / "egs/tcstar/tts1/conf/tuning"
@@ -346,6 +347,10 @@ class Case:
 CASES: Dict[str, Case] = {
     **{f"fearless_steps/train_{m}": Case("sad", SAD / f"train_{m}.yaml", no_options, sad_samples)
        for m in ("cnn1d", "rnn", "seg_rnn")},
+    # the real-recording corpus's GPU nets (local_models/sad/gpu_train.sh): the paper-size BiGRU and two between it
+    # and the tiny one, whose numpy forward fits the shipped model's RTF budget
+    **{f"debian_speech/train_{m}": Case("sad", REAL_SAD / f"train_{m}.yaml", no_options, sad_samples)
+       for m in ("rnn", "rnn_h64", "rnn_c3h64")},
     # one config for every system; the step: the LID-free system the paper proposes, on a mixed-language batch
     # (run.sh trains it on train_mixed); its parameter count and the other systems': test_indic_table6_parameter_counts
     "indic/train": Case("indic", INDIC / "train.yaml", indic_options("multisoftmax_lid"), indic_samples(["en", "hi"]),

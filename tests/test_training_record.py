@@ -1,5 +1,5 @@
 """local_models/common/training.py reads back how an ESPnet2 run trained (epochs, best checkpoint, device), and the
-SAD report's Training section and egs/fearless_steps/sad1/local/gpu_train.sh's prepare / install halves."""
+SAD report's Training section and local_models/sad/gpu_train.sh's prepare / install halves."""
 import json
 import os
 import subprocess
@@ -14,7 +14,7 @@ from local_models.common.training import epoch_results, epochs_run, training_rec
 from local_models.sad.report import nets_training, training_lines
 
 ROOT = Path(__file__).resolve().parents[1]
-GPU_TRAIN = ROOT / "egs" / "fearless_steps" / "sad1" / "local" / "gpu_train.sh"
+GPU_TRAIN = ROOT / "local_models" / "sad" / "gpu_train.sh"
 
 
 def _epoch_line(n, train_loss, valid_loss):
@@ -111,8 +111,9 @@ def _wav(path, seconds, sr=8000):
                     reason="needs sox")
 def test_gpu_train_packs_flac_with_relative_paths_and_installs_back(tmp_path):
     recipe = tmp_path / "sad1"
-    (recipe / "local").mkdir(parents=True)
-    (recipe / "local" / "gpu_train.sh").write_bytes(GPU_TRAIN.read_bytes())
+    recipe.mkdir()
+    for f in ("run.sh", "path.sh"):  # what marks a recipe dir, where the script must run
+        (recipe / f).write_text("")
     for x in ("train", "dev"):
         d = recipe / "data" / x
         d.mkdir(parents=True)
@@ -122,15 +123,24 @@ def test_gpu_train_packs_flac_with_relative_paths_and_installs_back(tmp_path):
         (d / "spk2utt").write_text(f"{x}_a {x}_a\n")
         (d / "reco2dur").write_text(f"{x}_a 1.5\n")
         (d / "ref.rttm").write_text(f"SPEAKER {x}_a 1 0.1 0.5 <NA> <NA> speech <NA> <NA>\n")
-    sh = ["bash", str(recipe / "local" / "gpu_train.sh")]
-    p = subprocess.run(sh + ["prepare", str(tmp_path / "pack")], capture_output=True, text=True)
+    sh = ["bash", str(GPU_TRAIN)]
+    p = subprocess.run(sh + ["prepare", str(tmp_path / "pack")], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode != 0 and "run it from a SAD recipe's directory" in p.stderr
+    # no built-in non-speech set (the real-recording corpus): no augmentation by default, none packed
+    subprocess.run(sh + ["prepare", str(tmp_path / "plain")], check=True, capture_output=True, cwd=recipe)
+    listing = subprocess.run(["tar", "-tf", str(tmp_path / "plain" / "sad_data.tar")], capture_output=True,
+                             text=True).stdout.split()
+    assert "downloads/flac/train_a.flac" in listing and not any("nonspeech" in f for f in listing)
+    assert {"downloads/aug_copies", "downloads/code_commit"} <= set(listing)
+    p = subprocess.run(sh + ["prepare", str(tmp_path / "pack")], capture_output=True, text=True, cwd=recipe,
+                       env={**os.environ, "GPU_TRAIN_AUG_COPIES": "4"})
     assert p.returncode != 0 and "downloads/nonspeech/train/sources.tsv missing" in p.stderr
     # the built-in non-speech set (16 kHz, as local/make_nonspeech_set.py writes it): the device augments from it
     nset = recipe / "downloads" / "nonspeech" / "train"
     (nset / "music" / "pkg").mkdir(parents=True)
     _wav(nset / "music" / "pkg" / "m0.wav", 2.0, sr=16000)
     (nset / "sources.tsv").write_text("file\tkind\tsource\tlicence\tseconds\nmusic/pkg/m0.wav\tmusic\tpkg\tGPL-2+\t2.0\n")
-    subprocess.run(sh + ["prepare", str(tmp_path / "pack")], check=True, capture_output=True)
+    subprocess.run(sh + ["prepare", str(tmp_path / "pack")], check=True, capture_output=True, cwd=recipe)
     out = tmp_path / "unpacked"
     out.mkdir()
     subprocess.run(["tar", "-C", str(out), "-xf", str(tmp_path / "pack" / "sad_data.tar")], check=True)
@@ -142,9 +152,10 @@ def test_gpu_train_packs_flac_with_relative_paths_and_installs_back(tmp_path):
     music, sr = sf.read(str(out / "downloads" / "nonspeech" / "train" / "music" / "pkg" / "m0.flac"))
     assert sr == 8000 and len(music) == 16000  # at the corpus's rate: the augmentation resamples to it anyway
     assert (out / "downloads" / "nonspeech" / "train" / "sources.tsv").read_text().startswith("file\tkind")
-    p = subprocess.run(sh + ["run", str(tmp_path / "pack"), str(tmp_path)], capture_output=True, text=True,
-                       env={**os.environ, "GPU_TRAIN_AUG_COPIES": "0"})
-    assert p.returncode != 0 and "GPU_TRAIN_AUG_COPIES='0' is not a number of copies" in p.stderr
+    assert (out / "downloads" / "aug_copies").read_text().strip() == "4"  # the set is here: the FS02 default
+    p = subprocess.run(sh + ["prepare", str(tmp_path / "pack")], capture_output=True, text=True, cwd=recipe,
+                       env={**os.environ, "GPU_TRAIN_AUG_COPIES": "x"})
+    assert p.returncode != 0 and "GPU_TRAIN_AUG_COPIES='x' is not a number of copies" in p.stderr
 
     # install: the device's OUT (exp/<net>/ + gpu.txt) into the recipe's exp/
     src = tmp_path / "device_out"
@@ -153,12 +164,20 @@ def test_gpu_train_packs_flac_with_relative_paths_and_installs_back(tmp_path):
         (src / "exp" / m / "valid.loss.best.pth").write_bytes(b"weights")
     (src / "gpu.txt").write_text("GPU 0: NVIDIA H200 (UUID: GPU-ab92)\n")
     (recipe / "exp" / "seg_grid" / "L25_S1").mkdir(parents=True)  # an earlier run's grid: stale for the new nets
-    subprocess.run(sh + ["install", str(src)], check=True, capture_output=True)
+    subprocess.run(sh + ["install", str(src)], check=True, capture_output=True, cwd=recipe)
     assert not (recipe / "exp" / "seg_grid").exists()
     assert (recipe / "exp" / "rnn" / "valid.loss.best.pth").read_bytes() == b"weights"
     assert (recipe / "exp" / "seg_rnn" / "device.txt").read_text().strip() == "NVIDIA H200"
+    # an entry with a config suffix and a seed travels as exp_<net><suffix>_s<seed>/<net>/ in the tar run writes
+    _exp(src / "exp_rnn_c3h64_s3", [0.2], name="rnn")
+    (src / "exp_rnn_c3h64_s3" / "rnn" / "valid.loss.best.pth").write_bytes(b"seed 3")
+    subprocess.run(["tar", "-C", str(src), "-cf", str(tmp_path / "gpu_train.tar"), "."], check=True)
+    subprocess.run(sh + ["install", str(tmp_path / "gpu_train.tar"), "rnn:_c3h64:3"], check=True, capture_output=True,
+                   cwd=recipe)
+    assert (recipe / "exp" / "rnn" / "valid.loss.best.pth").read_bytes() == b"seed 3"
+    assert (recipe / "exp" / "cnn1d" / "valid.loss.best.pth").read_bytes() == b"weights"  # not named: kept
     (src / "exp" / "rnn" / "valid.loss.best.pth").unlink()
-    p = subprocess.run(sh + ["install", str(src)], capture_output=True, text=True)
+    p = subprocess.run(sh + ["install", str(src)], capture_output=True, text=True, cwd=recipe)
     assert p.returncode != 0 and "exp/rnn/valid.loss.best.pth missing" in p.stderr
 
 

@@ -17,7 +17,9 @@ CODE_ROOT = Path(__file__).resolve().parents[2]  # the collection whose code ran
 
 def git_commit(path=None) -> str:
     """The commit of the code that ran (the collection's checkout; PATH's repository only as a fallback), with
-    '+dirty' when tracked files differ from it: a recipe run from a copy outside the repository still names it."""
+    '+dirty' when tracked files differ from it: a recipe run from a copy outside the repository still names it.
+    Without a checkout (a copy of the tree on a lent GPU machine) SPEECH_RECIPES_COMMIT, which the copy's sender
+    recorded (local_models/sad/gpu_train.sh), else 'unknown'."""
     for where in (CODE_ROOT, path):
         if where is None:
             continue
@@ -32,7 +34,7 @@ def git_commit(path=None) -> str:
                 return commit + ("+dirty" if dirty else "")
         except OSError:
             continue
-    return "unknown"
+    return os.environ.get("SPEECH_RECIPES_COMMIT") or "unknown"
 
 
 def gpus() -> Optional[str]:

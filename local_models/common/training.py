@@ -42,7 +42,7 @@ def epochs_run(exp_dir: Path) -> Optional[int]:
 
 def saved_best_epoch(exp_dir: Path, criterion: str = "loss") -> Optional[int]:
     """The epoch ESPnet saved as valid.<criterion>.best.pth (its link's target, or the name a copy of it recorded
-    in best_epoch, as local/gpu_train.sh writes), or None."""
+    in best_epoch, as local_models/sad/gpu_train.sh writes), or None."""
     link = exp_dir / f"valid.{criterion}.best.pth"
     names = [link.resolve().name] if link.is_symlink() else []
     if (exp_dir / "best_epoch").is_file():

@@ -430,7 +430,7 @@ NET_NAMES = NETS  # nets.NETS' keys (systems.py: nets.py imports torch)
 
 
 def training_data(exp_dir: Path, recipe: Path) -> str:
-    """What EXP_DIR's net trained on: its train_data.txt (stage 4 writes it before training; local/gpu_train.sh
+    """What EXP_DIR's net trained on: its train_data.txt (stage 4 writes it before training; local_models/sad/gpu_train.sh
     brings it back from the device), else, for nets trained before that record existed, the chunk count of the
     config's train_shape_file under RECIPE as it is now; '?' when neither is there."""
     import yaml
@@ -471,8 +471,8 @@ def training_lines(training: dict) -> list:
         lines.append(f"| {name} | `{r.get('config')}` | {r.get('train_data', '?')} | {run} | {r.get('best_iters', '?')} | "
                      f"{r.get('best_valid', '?')} | {where} |")
     if any("device" in r for r in training.values()):
-        lines += ["", "The nets with a GPU named were trained on a lent GPU machine by `local/gpu_train.sh` (the "
-                  "augmented copies and stages 2-4 there, each net stopped at a time limit), then decoded and scored here: docs/gpu.md, \"The SAD nets "
+        lines += ["", "The nets with a GPU named were trained on a lent GPU machine by `local_models/sad/gpu_train.sh` (stages "
+                  "2-4 there, with the augmented copies where the recipe makes them, each net stopped at a time limit), then decoded and scored here: docs/gpu.md, \"The SAD nets "
                   "at paper size on a lent machine\"."]
     return lines
 

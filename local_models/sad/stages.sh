@@ -168,7 +168,7 @@ train_model() {
     shift 2
     train_data=$(train_data_set)
     # what it trains on, kept beside the net for the report (dump/ may be rebuilt later from other data); written
-    # first: a training stopped at a time limit (local/gpu_train.sh) still has it
+    # first: a training stopped at a time limit (local_models/sad/gpu_train.sh) still has it
     [ "${aug_copies}" -gt 0 ] && copies="${train_set} + ${aug_copies} augmented cop$([ "${aug_copies}" = 1 ] && echo y || echo ies) per recording"
     mkdir -p "${out}"
     echo "${train_data}: $(wc -l < "dump/${train_data}/chunks/feats_shape") chunks (${copies})" > "${out}/train_data.txt"
