@@ -3,6 +3,7 @@ SAD report's Training section and local_models/sad/gpu_train.sh's prepare / inst
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -132,6 +133,12 @@ def test_gpu_train_packs_flac_with_relative_paths_and_installs_back(tmp_path):
                              text=True).stdout.split()
     assert "downloads/flac/train_a.flac" in listing and not any("nonspeech" in f for f in listing)
     assert {"downloads/aug_copies", "downloads/code_commit"} <= set(listing)
+    plain = tmp_path / "plain_out"
+    plain.mkdir()
+    subprocess.run(["tar", "-C", str(plain), "-xf", str(tmp_path / "plain" / "sad_data.tar")], check=True)
+    from local_models.common.results import git_commit
+
+    assert (plain / "downloads" / "code_commit").read_text().strip() == git_commit() != "unknown"
     p = subprocess.run(sh + ["prepare", str(tmp_path / "pack")], capture_output=True, text=True, cwd=recipe,
                        env={**os.environ, "GPU_TRAIN_AUG_COPIES": "4"})
     assert p.returncode != 0 and "downloads/nonspeech/train/sources.tsv missing" in p.stderr
@@ -150,7 +157,7 @@ def test_gpu_train_packs_flac_with_relative_paths_and_installs_back(tmp_path):
     assert sr == 8000 and np.array_equal(wave, ref)  # lossless
     assert (out / "data" / "train" / "ref.rttm").is_file() and not (out / "data" / "train_aug").exists()
     music, sr = sf.read(str(out / "downloads" / "nonspeech" / "train" / "music" / "pkg" / "m0.flac"))
-    assert sr == 8000 and len(music) == 16000  # at the corpus's rate: the augmentation resamples to it anyway
+    assert sr == 8000 and len(music) == 16000  # at the nets' 8 kHz: the augmentation resamples to it anyway
     assert (out / "downloads" / "nonspeech" / "train" / "sources.tsv").read_text().startswith("file\tkind")
     assert (out / "downloads" / "aug_copies").read_text().strip() == "4"  # the set is here: the FS02 default
     p = subprocess.run(sh + ["prepare", str(tmp_path / "pack")], capture_output=True, text=True, cwd=recipe,
@@ -256,3 +263,61 @@ def test_a_resume_of_a_finished_training_records_no_training(tmp_path):
     assert len(json.loads((tmp_path / "trained_by.json").read_text())) == 2
     (tmp_path / "checkpoint.pth").write_bytes(b"not a checkpoint")  # unreadable: ESPnet's resume will say so
     assert not nothing_left_to_train(args(3))
+
+
+# a recipe's run.sh as gpu_train.sh's `run` calls it: records its arguments; stage 4 leaves what ESPnet would
+STUB_RUN = """#!/usr/bin/env bash
+echo "$PWD $*" >> "$CALLS"
+case " $* " in *" --stage 4 "*)
+    sys=$(echo " $* " | sed 's/.* --systems \\([a-z_]*\\) .*/\\1/')
+    case $sys in cnn_hmm) net=cnn1d ;; rnn_hmm) net=rnn ;; *) net=$sys ;; esac
+    mkdir -p exp/$net
+    echo "$*" > exp/$net/valid.loss.best.pth
+    for f in config.yaml train.log train_data.txt; do echo $f > exp/$net/$f; done
+    echo "[{\\"commit\\": \\"$SPEECH_RECIPES_COMMIT\\"}]" > exp/$net/trained_by.json ;;
+esac
+"""
+
+
+def test_gpu_train_run_trains_each_entry_in_its_own_copy_and_packs_one_tar(tmp_path):
+    recipe = tmp_path / "egs" / "real" / "sad1"
+    (recipe / "data" / "train").mkdir(parents=True)
+    (recipe / "run.sh").write_text(STUB_RUN)
+    (recipe / "run.sh").chmod(0o755)
+    (recipe / "path.sh").write_text("")
+    src = tmp_path / "src"
+    (src / "downloads").mkdir(parents=True)
+    (src / "downloads" / "aug_copies").write_text("0\n")
+    (src / "downloads" / "code_commit").write_text("abc1234\n")
+    subprocess.run(["tar", "-C", str(src), "-cf", str(src / "sad_data.tar"), "downloads"], check=True)
+    out = tmp_path / "out"
+    env = {**os.environ, "CALLS": str(tmp_path / "calls.txt"), "PYTHONPATH": str(ROOT), "GPU_TRAIN_NGPU": "0",
+           "GPU_TRAIN_NETS": "rnn:_c3h64:3 rnn:_tiny cnn1d", "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    p = subprocess.run(["bash", str(GPU_TRAIN), "run", str(src), str(out), "60"], cwd=recipe, env=env,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    calls = (tmp_path / "calls.txt").read_text().splitlines()
+    stage4 = {c.split()[0]: c for c in calls if " --stage 4 " in c}
+    seeded = stage4[str(recipe.parent / "sad1_gpu_rnn_c3h64_s3")]  # a sibling copy per entry with a suffix
+    assert "--systems rnn_hmm" in seeded and "--train_config_suffix _c3h64" in seeded and "--seed 3" in seeded
+    assert "--seed" not in stage4[str(recipe.parent / "sad1_gpu_rnn_tiny")]  # the recipe's own seed
+    assert "--systems cnn_hmm" in stage4[str(recipe)] and "--aug-copies 0" in stage4[str(recipe)]
+    assert (recipe.parent / "sad1_gpu_rnn_tiny" / "data").is_symlink()  # data/ and dump/ shared, exp/ its own
+    got = tmp_path / "got"
+    got.mkdir()
+    subprocess.run(["tar", "-C", str(got), "-xf", str(out / "gpu_train.tar")], check=True)
+    assert "--seed 3" in (got / "exp_rnn_c3h64_s3" / "rnn" / "valid.loss.best.pth").read_text()
+    assert (got / "exp" / "cnn1d" / "trained_by.json").read_text().strip() == '[{"commit": "abc1234"}]'
+    assert {"prep.log", "train_rnn_c3h64_s3.log", "train_cnn1d.log"} <= {f.name for f in got.iterdir()}
+    # a failing step still brings its logs back
+    (recipe / "run.sh").write_text("#!/usr/bin/env bash\necho stage failed; exit 1\n")
+    (out / "gpu_train.tar").unlink()
+    p = subprocess.run(["bash", str(GPU_TRAIN), "run", str(src), str(out), "60"], cwd=recipe, env=env,
+                       capture_output=True, text=True)
+    assert p.returncode != 0 and "stages 2-3 failed" in p.stderr
+    listing = subprocess.run(["tar", "-tf", str(out / "gpu_train.tar")], capture_output=True, text=True).stdout
+    assert "./prep.log" in listing.split()
+    # install refuses two entries of one net at once (exp/<net> holds one)
+    p = subprocess.run(["bash", str(GPU_TRAIN), "install", str(got), "rnn:_c3h64:3 rnn:_tiny"], cwd=recipe,
+                       capture_output=True, text=True)
+    assert p.returncode != 0 and "two entries train 'rnn'" in p.stderr

@@ -10,7 +10,7 @@
 #       --ngpu 1 for every entry of GPU_TRAIN_NETS at once, each stopped after SECS s (default 200) if not done;
 #       OUT/gpu_train.tar holds exp/<net>/ per entry (config, best checkpoint, train.log, curves, train_data.txt:
 #       what it trained on), gpu.txt and the logs (one file: the device tool brings back few, shallow files)
-#   bash ../../../local_models/sad/gpu_train.sh install SRC [NET[:SUFFIX]]
+#   bash ../../../local_models/sad/gpu_train.sh install SRC [NET[:SUFFIX[:SEED]]]
 #       here: SRC (the tar or its unpacked folder) exp/<net>/ -> exp/<net>/ (valid.loss.best.pth) for every
 #       entry (or the one named); then ./run.sh --stage 5 with the entry's --train_config_suffix
 # Environment:
@@ -20,8 +20,9 @@
 #                   exp_NET${SUFFIX}[_sSEED]/<net>/ in the tar ("install SRC NET:SUFFIX[:SEED]" puts one in exp/<net>/)
 #   GPU_TRAIN_ARGS  ESPnet options (default 100 iterations an epoch, at most 40 epochs: the paper's 50,000
 #                   iterations do not fit a lent machine's minutes)
-#   GPU_TRAIN_AUG_COPIES  augmented copies per training recording, made there (more copies cost nothing to carry).
-#                   Default: 4 where the recipe has the built-in non-speech set (downloads/nonspeech/train: the FS02
+#   GPU_TRAIN_AUG_COPIES  augmented copies per training recording, made there (more copies cost nothing to carry);
+#                   `prepare` packs the non-speech set when it is > 0 and records it, `run` takes the record unless
+#                   the variable is set there too. Default: 4 where the recipe has the built-in non-speech set (downloads/nonspeech/train: the FS02
 #                   mini corpus; in one call on a lent H200, 4 copies gave a lower dev DCF and validation loss than 1
 #                   for the CNN and the RNN at the same 270 s, docs/gpu.md), else 0 (the real-recording corpus: its
 #                   streams already hold real music and effects). The augmentation draws from the built-in set only:
@@ -30,7 +31,6 @@
 #                   of the same audio for the many more iterations a GPU runs
 #   GPU_TRAIN_NGPU  GPUs per training (default 1; 0: the same path on the CPU, a check before the GPU is lent)
 set -euo pipefail
-[ -f run.sh ] && [ -f path.sh ] || { echo "gpu_train.sh: run it from a SAD recipe's directory (egs/<corpus>/sad1)" >&2; exit 1; }
 self=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")
 nets=${GPU_TRAIN_NETS:-cnn1d rnn seg_rnn}
 train_args=${GPU_TRAIN_ARGS:---max_epoch 40 --num_iters_per_epoch 100 --num_workers 2}
@@ -133,13 +133,18 @@ train_entry() {
 
 # run SRC OUT [SECS]: features, chunks and the nets' training on this machine's GPU
 run() {
-    local src=$1 out=$2 secs=${3:-200} e net dir best t0 copies stage_opts=() pack
+    local src=$1 out=$2 secs=${3:-200} e net dir best t0 copies stage_opts=()
     tar -xf "${src}/sad_data.tar"
     copies=$(cat downloads/aug_copies 2>/dev/null || echo 4)  # a tar from before the file existed: the FS02 default
+    copies=${GPU_TRAIN_AUG_COPIES:-${copies}}
+    [[ "${copies}" =~ ^[0-9]+$ ]] || die "GPU_TRAIN_AUG_COPIES='${copies}' is not a number of copies (0, 1, 2, ...)"
     if [ -f downloads/code_commit ]; then export SPEECH_RECIPES_COMMIT; SPEECH_RECIPES_COMMIT=$(cat downloads/code_commit); fi
     [ -z "${GPU_TRAIN_CHUNKS_SPAN:-}" ] || stage_opts+=(--chunks-per-frame-span "${GPU_TRAIN_CHUNKS_SPAN}")
     pack=$(mktemp -d)
     mkdir -p "${out}"
+    # the logs come back also when a step fails or the call is cut at its limit (TERM): whatever is there is packed
+    trap "pack_out '${out}'" EXIT  # expanded now: OUT is this function's
+    trap 'exit 143' TERM
     t0=$(date +%s)
     if [ "${copies}" -gt 0 ]; then
         python -m local_models.bin.sad_augment --nonspeech "${nonspeech}" --copies "${copies}" --seed 0 \
@@ -160,9 +165,14 @@ run() {
         collect "${dir}/exp/${net}" "${pack}/$(exp_of "${e}")" || \
             echo "gpu_train.sh: ${e}: no epoch finished" >&2
     done
-    tar -C "${pack}" -cf "${out}/gpu_train.tar" .
-    rm -rf "${pack}"
-    tar -tvf "${out}/gpu_train.tar" | awk '{ s += $3 } END { printf "gpu_train.sh: %s: %.1f MB\n", "'"${out}/gpu_train.tar"'", s / 1e6 }'
+}
+
+# pack_out OUT: the run's logs and collected nets (${pack}) -> OUT/gpu_train.tar, once
+pack=""
+pack_out() {
+    [ -n "${pack}" ] && [ -d "${pack}" ] || return 0
+    tar -C "${pack}" -cf "$1/gpu_train.tar" . && rm -rf "${pack}"
+    tar -tvf "$1/gpu_train.tar" | awk '{ s += $3 } END { printf "gpu_train.sh: %s: %.1f MB\n", "'"$1/gpu_train.tar"'", s / 1e6 }'
 }
 
 # collect EXP DEST: EXP's best checkpoint (as valid.loss.best.pth), which epoch it is, config, log, curves and
@@ -189,13 +199,17 @@ best_checkpoint() {
 
 # install SRC [ENTRY]: the trained nets (of every GPU_TRAIN_NETS entry, or ENTRY) into exp/ for stages 5-8 here
 install() {
-    local src=$1 entries=${2:-${nets}} e from m unpacked=""
+    local src=$1 entries=${2:-${nets}} e from m unpacked="" seen=" "
     if [ -f "${src}" ]; then  # the tar that run wrote
-        unpacked=$(mktemp -d); tar -C "${unpacked}" -xf "${src}"; src=${unpacked}
+        unpacked=$(mktemp -d); trap "rm -rf '${unpacked}'" EXIT
+        tar -C "${unpacked}" -xf "${src}"; src=${unpacked}
     fi
     for e in ${entries}; do  # all there before any exp dir is replaced
         from=${src}/$(exp_of "${e}")
         [ -f "${from}/valid.loss.best.pth" ] || die "${from}/valid.loss.best.pth missing"
+        m=$(net_of "${e}")
+        [[ "${seen}" != *" ${m} "* ]] || die "two entries train '${m}' (${entries}): exp/${m} holds one; name the entry to install"
+        seen+="${m} "
     done
     # stage 7's grid and its dev-best seg RNN belong to the nets being replaced: the vote would use a stale one
     rm -rf exp/seg_grid exp/seg_rnn_devbest
@@ -208,15 +222,18 @@ install() {
         # the GPU that trained it, for the report (local_models/common/training.py)
         if [ -f "${src}/gpu.txt" ]; then sed -n '1{s/^GPU 0: //;s/ (UUID.*//;p}' "${src}/gpu.txt" > "exp/${m}/device.txt"; fi
     done
-    [ -z "${unpacked}" ] || rm -rf "${unpacked}"
-    echo "gpu_train.sh: installed ${entries}; now ./run.sh --stage 5 with the entries' --train_config_suffix"
+    echo "gpu_train.sh: installed ${entries}; now ./run.sh --stage 5 with the entries' --train_config_suffix (and" \
+        "--seg-grid \"\" where the recipe has a grid: stage 7 would train its points here)"
 }
 
 cmd=${1:-}; shift || true
+case "${cmd}" in -h|--help) ;; *)
+    [ -f run.sh ] && [ -f path.sh ] || die "run it from a SAD recipe's directory (egs/<corpus>/sad1)" ;;
+esac
 case "${cmd}" in
-    prepare) [ $# -eq 1 ] || die "prepare DEST"; prepare "$1" ;;
+    prepare) [ $# -eq 1 ] || die "prepare DEST"; . ./path.sh; prepare "$1" ;;
     run) [ $# -ge 2 ] || die "run SRC OUT [SECS]"; . ./path.sh; run "$@" ;;
-    install) [ $# -ge 1 ] && [ $# -le 2 ] || die "install SRC [NET[:SUFFIX]]"; install "$@" ;;
+    install) [ $# -ge 1 ] && [ $# -le 2 ] || die "install SRC [NET[:SUFFIX[:SEED]]]"; install "$@" ;;
     -h|--help) sed -n '2,/^set -euo/p' "${self}" | sed '$d' | sed 's/^# \{0,1\}//' ;;
     *) die "prepare, run or install (see --help)" ;;
 esac

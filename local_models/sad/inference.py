@@ -281,8 +281,8 @@ class SpeechSegmenter:
         fits its models to what it sees, reads a file of one chunk whole and a longer one from STAT_FIRST_BLOCK_S
         seconds growing the same way (_first_block_s). Memory: a chunk plus its context.
         The result equals __call__'s for the CNN and segment-RNN systems, and for the statistical SAD on a file of
-        one chunk; the BiGRU sees `context_s` (6 s) around each block instead of the whole recording (its decisions
-        were the whole-file ones on the tests, the real dev set and 10 minutes of espeak-ng speech; not guaranteed),
+        one chunk; the BiGRU sees `context_s` (40 s: streaming.RNN_CONTEXT_S) around each block instead of the whole
+        recording (the shipped one's decisions were the whole-file ones on the real dev set; not guaranteed),
         the statistical SAD `context_s` (10 s) around each chunk of a longer file (nearly equal). Silence and
         clipping are judged on the whole file, as __call__ judges them (common.audio.checked_blocks)."""
         if not chunk_s > 0:
