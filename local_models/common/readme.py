@@ -96,7 +96,7 @@ def _tcstar(claims: List[str]) -> str:
     if all(big):
         words = [m.group(2) for m in big]
         judged = FAILS if "NOT met" in words else HOLDS if words == ["**met**"] * 2 else "not shown"
-        out = (f"MCD Big SALAD - RNN {big[0].group(3)} / {big[1].group(3)} dB, no silence (paper {big[0].group(1)} / "
+        out = (f"MCD Big SALAD - RNN {big[0].group(3)} / {big[1].group(3)} dB (paper {big[0].group(1)} / "
                f"{big[1].group(1)}; <= 0.3): {judged}")
     else:
         g = _find(claims, r"^test MCD SALAD - RNN: .*\bM1 big ([+-][\d.]+) dB \(paper ([+-][\d.]+)\).*"
