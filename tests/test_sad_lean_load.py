@@ -367,3 +367,33 @@ def test_chunked_bigru_sees_every_stft_row_as_the_whole_call():
         st = streaming.decision_stream(seg.members[0][0], seg.threshold, context_s=100)
         chunked = np.concatenate([st.windows.push(w[:n // 3]), st.windows.push(w[n // 3:], final=True)])
         assert len(chunked) == len(whole) and np.array_equal(chunked, whole), n
+
+
+def test_streamed_bigru_carries_the_forward_state_exactly():
+    """BiGRUWindows' forward direction reads each row once from the state it carried (the whole call's, bit for
+    bit); without the carried state it would differ; the backward direction reads its context past the kept rows."""
+    from local_models.sad import streaming
+
+    net = inference.SpeechSegmenter.from_pretrained().members[0][0].net
+    rows = net.front(neural.stft_magnitude(speechlike(6, 3)))  # (601, width): a 6 s recording's front-end rows
+    H = net.w["gru.weight_hh_l0"].shape[1]
+    whole = neural._gru(rows[None], net.w, bidirectional=True)[0]
+    _, h1 = net.head_stream(rows[:250], 200, None)
+    assert np.array_equal(h1, whole[199, :H])
+    probs, h2 = net.head_stream(rows[200:], len(rows) - 200, h1)  # to the end: the backward one as the whole call
+    assert np.array_equal(h2, whole[-1, :H])
+    assert np.array_equal(probs, net.head(rows)[200:])
+    _, cold = net.head_stream(rows[200:], len(rows) - 200, None)
+    assert not np.allclose(cold, whole[-1, :H], atol=1e-4)  # the carried state matters
+    # in chunks of 97 rows with 150 rows of context: each chunk's scores are the whole call's forward states beside
+    # a backward pass over the chunk and its context (a slow reference, one bidirectional call per window)
+    win = streaming.BiGRUWindows(net, right=150, width=rows.shape[1])
+    for a in range(0, len(rows), 97):
+        start, final = win.done, a + 97 >= len(rows)
+        got = win.push(rows[a: a + 97], final=final)
+        end = len(rows) if final else min(len(rows), a + 97)
+        back = neural._gru(rows[None, start:end], net.w, bidirectional=True)[0, : len(got), H:]
+        both = np.concatenate([whole[start: start + len(got), :H], back], axis=1)
+        want = neural._sigmoid((both @ net.w["ff.weight"].T + net.w["ff.bias"]).max(axis=1))
+        np.testing.assert_allclose(got, want, atol=1e-6, rtol=0)
+    assert win.done == len(rows)

@@ -258,9 +258,12 @@ def _conv1d(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
     return cols @ weight.transpose(2, 1, 0).reshape(-1, len(weight)) + bias
 
 
-def _gru(x: np.ndarray, w: Dict[str, np.ndarray], bidirectional: bool) -> np.ndarray:
+def _gru(x: np.ndarray, w: Dict[str, np.ndarray], bidirectional: bool, h0: Optional[np.ndarray] = None,
+         x_back: Optional[np.ndarray] = None) -> np.ndarray:
     """torch's one-layer GRU (gates r, z, n; forward, and backward when BIDIRECTIONAL) over X (N, T, D) from a zero
-    state -> (N, T, H) or (N, T, 2H) (forward then backward outputs, as torch concatenates them). A step's cost is
+    state -> (N, T, H) or (N, T, 2H) (forward then backward outputs, as torch concatenates them). Streaming
+    (NumpyNet.head_stream): H0 (N, H or 2H) is the initial state instead of zeros, and X_BACK (N, T, D), when
+    given, is what the backward direction reads instead of X. A step's cost is
     numpy's per-call overhead (the arrays are tiny), so a step is one product for all gates of both directions and
     ten elementwise calls into preallocated buffers (about 40 % less time than one product per direction and a
     logistic per gate, each result a new array; the same numbers)."""
@@ -274,7 +277,7 @@ def _gru(x: np.ndarray, w: Dict[str, np.ndarray], bidirectional: bool) -> np.nda
     gi = np.empty((T, N, 3 * KH), dtype=np.float32)
     for k, d in enumerate(dirs):
         W, b_hh = w["gru.weight_hh_l0" + d], w["gru.bias_hh_l0" + d]
-        inp = x @ w["gru.weight_ih_l0" + d].T + w["gru.bias_ih_l0" + d]
+        inp = (x_back if k and x_back is not None else x) @ w["gru.weight_ih_l0" + d].T + w["gru.bias_ih_l0" + d]
         inp[..., : 2 * H] += b_hh[: 2 * H]  # r and z add both biases
         if k:
             inp = inp[:, ::-1]  # the backward direction reads the sequence from its end
@@ -287,7 +290,7 @@ def _gru(x: np.ndarray, w: Dict[str, np.ndarray], bidirectional: bool) -> np.nda
     gi[:, :, : 2 * KH] *= 0.5
     out = np.empty((T + 1, N, KH + 1), dtype=np.float32)  # row t + 1: the state after step t, then the constant 1
     out[..., KH] = 1
-    out[0, :, :KH] = 0
+    out[0, :, :KH] = 0 if h0 is None else h0
     # preallocated step buffers and their fixed views: a step makes no array and slices nothing but its row
     gh = np.empty((N, 3 * KH), dtype=np.float32)
     gh_rz, gh_n = gh[:, : 2 * KH], gh[:, 2 * KH:]
@@ -385,6 +388,21 @@ class NumpyNet:
             out = _gru(h[None], w, bidirectional=True)[0]
             return _sigmoid((out @ w["ff.weight"].T + w["ff.bias"]).max(axis=1))
         return self._segment_probs(h)
+
+    def head_stream(self, rows: np.ndarray, n: int, h_fwd: Optional[np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
+        """The BiGRU's head() for the first N of ROWS (front-end rows from a stream), the forward direction starting
+        from H_FWD (its state after the row before; None: zero) and the backward one reading all of ROWS from their
+        end (the rows past N are its context): (probs (N,), the forward state after row N - 1). Both directions
+        run in one step loop, as head() runs them (a step costs numpy's call overhead); the forward one reads N rows
+        and then zeros that only move its states past N."""
+        w, H = self.w, self.w["gru.weight_hh_l0"].shape[1]
+        fwd = np.zeros_like(rows)
+        fwd[:n] = rows[:n]
+        h0 = np.zeros((1, 2 * H), dtype=np.float32)
+        if h_fwd is not None:
+            h0[0, :H] = h_fwd
+        out = _gru(fwd[None], w, bidirectional=True, h0=h0, x_back=rows[None])[0, :n]
+        return _sigmoid((out @ w["ff.weight"].T + w["ff.bias"]).max(axis=1)), out[n - 1, :H].copy()
 
     def _segment_probs(self, h: np.ndarray) -> np.ndarray:
         """SegRNNSAD.frame_probs: segments (L, shift S) of the zero-padded features through the GRU, each read out

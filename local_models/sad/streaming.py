@@ -7,8 +7,10 @@ Three stages run chunk by chunk, each keeping only the state it needs:
    (2 frames per block), the 1-D CNN's temporal convolutions and the segment RNN's segments (L frames on the
    recording's grid of shift S) see finitely far: with that much context the kept scores are the whole-recording
    ones (up to the float rounding of batched kernels). The BiGRU (rnn) and the statistical SAD (noise tracking,
-   GMMs fitted per recording, Viterbi) see the whole recording: they get `context_s` seconds on each side (RNN_CONTEXT_S,
-   STAT_CONTEXT_S) and come close, not equal (tests/test_sad_inference.py measures how close).
+   GMMs fitted per recording, Viterbi) see the whole recording: the BiGRU's forward direction carries its state from
+   window to window (exact, `BiGRUWindows`) and its backward one gets `context_s` seconds past each window
+   (RNN_CONTEXT_S); the statistical SAD gets STAT_CONTEXT_S on each side. Both come close, not equal
+   (tests/test_sad_inference.py measures how close).
 2. the decision: a threshold; the median filter (its half window kept from the last chunk, the newest half
    window waiting for the next one); the HMM Viterbi (`StreamingViterbi`: a frame is decided once the best paths
    into every state at the newest frame agree on it, the traceback coalescence of an online Viterbi; the lag is
@@ -201,6 +203,30 @@ class ScoreWindows:
         return out
 
 
+class BiGRUWindows:
+    """The numpy BiGRU's scores from its front end's rows fed in order (Chain's second stage): the forward direction
+    carries its state from push to push, so it reads each row once and exactly as the whole-file call does; only
+    the backward direction needs context, RIGHT rows past the ones kept (NumpyNet.head_stream). `push(rows, final)`
+    returns the scores of the rows now kept; at the end, of every row."""
+
+    def __init__(self, net: NumpyNet, right: int, width: int):
+        self.net, self.right = net, int(right)
+        self.buf = np.zeros((0, width), dtype=np.float32)  # the rows from `done` on
+        self.rows = 0  # seen so far
+        self.done = 0  # scores returned so far
+        self.h_fwd: Optional[np.ndarray] = None  # the forward state after row done - 1
+
+    def push(self, rows: np.ndarray, final: bool = False) -> np.ndarray:
+        self.buf = np.concatenate([self.buf, np.asarray(rows, dtype=np.float32).reshape(-1, self.buf.shape[1])])
+        self.rows += len(rows)
+        n = (self.rows if final else self.rows - self.right) - self.done
+        if n <= 0:
+            return np.zeros(0, dtype=np.float32)
+        scores, self.h_fwd = self.net.head_stream(self.buf, n, self.h_fwd)
+        self.buf, self.done = self.buf[n:], self.done + n
+        return scores
+
+
 class Chain:
     """Two window stages one after the other: FIRST's kept rows are SECOND's input (the BiGRU's front end, then
     the GRU). At the end the first gives every STFT row (1 + samples // HOP, one more than the 10 ms frames when
@@ -333,12 +359,12 @@ class SegmentTidier:
 
 
 # ----------------------------------------------------------------------------- per detector
-# seconds of context around a window for the detectors that see the whole recording. The BiGRU's memory depends on the
-# net: the tiny one shipped before (32 hidden) decided every frame as over the whole recording with 6 s on each side;
-# the GPU-trained one shipped now (channels 4-8-16, 64 hidden) remembers longer: on the real dev set (2 x 300 s,
-# chunks of 2 s and 60 s) 6 s moved 281 of 120,000 decisions (posteriors up to 0.16 apart), 20 s 10, 40 s none
-# (posteriors within 0.0043), for 12 % more time on 60 s chunks. The statistical SAD fits its noise track and GMMs to
-# what it sees
+# seconds of context around a window for the detectors that see the whole recording (the numpy BiGRU: past it, for its
+# backward direction only). The BiGRU's memory depends on the net: the tiny one shipped before (32 hidden) decided
+# every frame as over the whole recording with 6 s on each side; the GPU-trained one shipped now (channels 4-8-16, 64
+# hidden) remembers longer: on the real dev set (2 x 300 s, chunks of 2 s and 60 s), with the forward state carried,
+# 6 s moved 317 of 120,000 decisions (posteriors up to 0.16 apart), 20 s 10, 30 s and 40 s none (posteriors within
+# 0.011 and 0.0043). The statistical SAD fits its noise track and GMMs to what it sees
 RNN_CONTEXT_S, STAT_CONTEXT_S = 40.0, 10.0
 
 
@@ -371,13 +397,14 @@ def decision_stream(detector, threshold: float, context_s: Optional[float] = Non
     left, right, align = window_context(detector, context_s)
     net = detector.net if isinstance(detector, NeuralDetector) else None
     if isinstance(net, NumpyNet) and net.field is None:
-        # the BiGRU in numpy: its front end sees 4 frames, so it runs once per frame on exact windows; only the GRU
-        # runs again over the CONTEXT_S on each side of a window (a third less work with 60 s chunks)
+        # the BiGRU in numpy: its front end sees 4 frames, so it runs once per frame on exact windows; the GRU's
+        # forward direction carries its state (each row once), only the backward one reruns over CONTEXT_S past a
+        # window (BiGRUWindows)
         margin = FEATURE_MARGIN + net.context
         front = ScoreWindows(lambda wave: net.front(stft_magnitude(wave)), margin, margin,
                              final_frames=lambda samples: 1 + samples // HOP)  # every STFT row, as the whole call
         width = front.score_fn(np.zeros(HOP, dtype=np.float32)).shape[1]
-        windows = Chain(front, ScoreWindows(net.head, left, right, hop=1, item_shape=(width,)))
+        windows = Chain(front, BiGRUWindows(net, right, width))
         return DecisionStream(windows, decider_of(detector, threshold))
     return DecisionStream(ScoreWindows(lambda wave: detector.scores(wave, SAMPLE_RATE), left, right, align),
                           decider_of(detector, threshold))
