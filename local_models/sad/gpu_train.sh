@@ -106,11 +106,13 @@ prepare() {
     du -sh "${dest}/sad_data.tar"
 }
 
-# sibling TAG: a copy of this recipe for one entry (../<recipe>_gpu_TAG): its files linked, data/ and dump/ shared,
-# exp/ its own
+# sibling_dir TAG: where the copy of this recipe for one entry lives (../<recipe>_gpu_TAG)
+sibling_dir() { echo "../$(basename "${PWD}")_gpu_$1"; }
+
+# sibling TAG: that copy made afresh: this recipe's files linked, data/ and dump/ shared, exp/ its own
 sibling() {
     local d f
-    d=../$(basename "${PWD}")_gpu_$1
+    d=$(sibling_dir "$1")
     rm -rf "${d}"; mkdir -p "${d}"
     for f in * .[!.]*; do
         [ -e "${f}" ] || continue
@@ -161,7 +163,7 @@ run() {
     echo "gpu_train.sh: training stopped after $(( $(date +%s) - t0 )) s in all"
     for e in ${nets}; do
         net=$(net_of "${e}") dir=.
-        [ -n "$(tag_of "${e}")" ] && dir=../$(basename "${PWD}")_gpu_$(tag_of "${e}")
+        [ -n "$(tag_of "${e}")" ] && dir=$(sibling_dir "$(tag_of "${e}")")
         collect "${dir}/exp/${net}" "${pack}/$(exp_of "${e}")" || \
             echo "gpu_train.sh: ${e}: no epoch finished" >&2
     done

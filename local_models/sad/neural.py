@@ -385,8 +385,7 @@ class NumpyNet:
             z = np.maximum(_conv1d(h, *self.tcn0), 0)  # conv + BatchNorm (folded), ReLU
             return _sigmoid(_conv1d(z, w["tcn.3.weight"], w["tcn.3.bias"]).max(axis=1))
         if self.kind == "rnn":
-            out = _gru(h[None], w, bidirectional=True)[0]
-            return _sigmoid((out @ w["ff.weight"].T + w["ff.bias"]).max(axis=1))
+            return self.head_stream(h, len(h), None)[0]  # the whole recording: one push of every row
         return self._segment_probs(h)
 
     def head_stream(self, rows: np.ndarray, n: int, h_fwd: Optional[np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
