@@ -205,7 +205,19 @@ def test_switch_off_is_chosen_on_dev_and_only_read_on_test(tmp_path):
     ev = Evidence({"switchoff_inf_inf": {u: (2, 10) for u in keys}, "switchoff_100_0.2": {u: (2, 10) for u in keys},
                    "switchoff_30_0.5": {u: (3, 10) for u in keys}}, {u: u[8:10] for u in keys})
     assert [l for l in acceptance({}, t7, ev) if "switch-off" in l][0].endswith(
-        "**met**, +0.00 [+0.00, +0.00] (95 % bootstrap over 4 speakers); chosen on dev.")
+        "**met**, +0.00 [+0.00, +0.00] (95 % bootstrap over 4 speakers); chosen on dev. The T_avg cut is judged on "
+        "its point (no per-utterance T).")
+    # with each utterance's T the cut is judged on its interval's low end too: a 50 % cut on average that halves
+    # two speakers' T and leaves one speaker's alone is not shown to reach 40 %
+    t_full = {u: 4.0 for u in keys}
+    even = {u: 2.0 for u in keys}
+    uneven = {u: 1.0 if u[8:10] in ("s0", "s1") else 4.0 if u[8:10] == "s2" else 2.0 for u in keys}
+    for t_chosen, verdict, cut in ((even, "**met**", "T_avg cut [%] 50.0 [50.0, 50.0]"),
+                                   (uneven, "not shown", "T_avg cut [%] 50.0 [18.8, 75.0]")):
+        ev_t = Evidence(ev.row_utts, ev.speakers, "", {"switchoff_inf_inf": t_full, "switchoff_100_0.2": t_chosen})
+        line = [l for l in acceptance({}, t7, ev_t) if "switch-off" in l][0]
+        assert f": {verdict}, {cut}" in line and line.endswith("WER increase +0.00 [+0.00, +0.00] (95 % bootstrap "
+                                                               "over 4 speakers); chosen on dev."), line
     t7 = with_dev_choice(test, [dev[0], _setting("30", "0.5", 30.5, 1.5)])  # dev picks 30 / 0.5: worse on test
     assert ": NOT met, +10.00 [+10.00, +10.00]" in [l for l in acceptance({}, t7, ev) if "switch-off" in l][0]
     t7 = with_dev_choice(test, [dev[0], dev[3]])  # nothing cuts enough on dev: every decoder, T_avg not cut
@@ -280,3 +292,12 @@ def test_paper_size_table_follows_the_runs_own_system_options(tmp_path):
     assert ours["multisoftmax_lid"] > ours["multisoftmax"]  # the run's size keys (enc_units 8) are not taken
     assert {k: v for k, v in ours.items() if k != "multisoftmax_lid"} == {
         k: v for k, v in full.items() if k != "multisoftmax_lid"}
+
+
+def test_a_malformed_decoder_frames_row_names_its_file(tmp_path):
+    from local_models.multisoftmax.report import t_of_row
+
+    assert t_of_row("100 100 50 0", tmp_path / "decoder_frames") == pytest.approx(1.5)  # paper eq. 2
+    for bad in ("0 1 1", "100", "100 x 3"):
+        with pytest.raises(ValueError, match="decoder_frames: '.*' is not 'S a_1 ... a_L'"):
+            t_of_row(bad, tmp_path / "decoder_frames")

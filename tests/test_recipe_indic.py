@@ -95,6 +95,20 @@ def test_every_system_is_trained_decoded_and_scored(recipe):
     assert not any(c.startswith(("HOLDS", "DOES NOT HOLD")) for c in claims)
     assert "bootstrap over 6 speakers" in next(c for c in claims if c.startswith("multi-softmax beats vanilla"))
     assert f"Wilson, {systems['multisoftmax_lid_lidfree']['lid_correct']}/{len(refs)})" in md
+    # the switch-off goal's T_avg cut is judged on its interval: each test utterance's T read from decoder_frames,
+    # whose mean is the row's T_avg, and whose paired bootstrap over the 6 speakers gives the cut's interval
+    from local_models.multisoftmax.report import Evidence, Scorer, switchoff_rows
+
+    scorer = Scorer(recipe / "data", recipe / "exp")
+    switchoff_rows(scorer, recipe / "exp", ["en", "hi"], ["en_test", "hi_test"], utts_key="switchoff_")
+    t_cut, t_full = scorer.row_t["switchoff_3_0.5"], scorer.row_t["switchoff_inf_inf"]
+    assert set(t_cut) == set(t_full) == {f"{x}/{u}" for x in ("en_test", "hi_test") for u in
+                                         (recipe / "data" / x / "utt2spk").read_text().split()[::2]}
+    assert sum(t_cut.values()) / len(t_cut) == pytest.approx(cut["t_avg"], abs=1e-3)
+    ev = Evidence(scorer.row_utts, scorer.speakers(t_cut), "", scorer.row_t)
+    iv = ev.t_cut("switchoff_3_0.5", "switchoff_inf_inf")
+    assert iv.estimate == pytest.approx(100 * (1 - cut["t_avg"] / full["t_avg"]), abs=0.1)
+    assert iv.method == "bootstrap over 6 speakers" and iv.low <= iv.estimate <= iv.high
     choice = json.loads((recipe / "exp" / "switch_off_choice.json").read_text())
     assert choice["chosen_on"] == ["en_dev", "hi_dev"]
     assert (choice["tau"], choice["s_th"]) in {("inf", "inf"), ("3", "0.5")}
