@@ -74,12 +74,33 @@ def test_the_ordering_is_judged_on_the_pairs_intervals_not_on_the_points():
     reversed_ = {**clear, "stat_sad": 0.30}
     v, pair, iv = claims.ordering_verdict(ordering_rows(**reversed_), pairs, "dcf", LABELS)
     assert v == DOES_NOT_HOLD and pair == "stat_sad - energy" and iv.low > 0
+    assert iv.level == pytest.approx(0.99) and "99 %" in iv.text()  # one of 5 pairs reversed: Bonferroni's level
     # without collar: the rows' other counts
     rows = ordering_rows(**clear)
     for r in rows["seg_rnn"]:
         r[4] = [10.0, 20.0, 10.0, 20.0]  # DCF 0.75 without collar
     assert claims.ordering_verdict(rows, pairs, "dcf_no_collar", LABELS)[0] == DOES_NOT_HOLD
     assert claims.ordering_verdict(rows, pairs, "dcf", LABELS)[0] == HOLDS
+
+
+def test_a_reversed_pair_needs_the_family_wise_interval_and_holding_needs_every_95_interval():
+    from local_models.common.verdict import Interval
+
+    def judged(*ivs, level=0.95):
+        return [(f"p{i}", Interval(e, lo, hi, level), "does NOT hold" if lo > 0 else "holds" if hi < 0 else
+                 "not told apart") for i, (e, lo, hi) in enumerate(ivs)]
+
+    at95 = judged((-2, -3, -1), (1.0, 0.2, 1.8))  # p1 reversed at 95 % ...
+    wide = judged((-2, -3.5, -0.5), (1.0, -0.3, 2.3), level=0.99)  # ... but its 99 % interval reaches zero
+    assert claims.combine_comparisons(at95, wide)[:2] == (NOT_TOLD_APART, "p1")
+    assert claims.combine_comparisons(at95)[:2] == (DOES_NOT_HOLD, "p1")  # without the family's intervals
+    reversed_ = judged((-2, -3.5, -0.5), (1.0, 0.1, 2.3), level=0.99)
+    v, pair, iv = claims.combine_comparisons(at95, reversed_)
+    assert (v, pair, iv.level) == (DOES_NOT_HOLD, "p1", 0.99)
+    # holding is judged on the 95 % intervals even where the wider ones reach zero
+    all_below = judged((-2, -3, -1), (-1, -1.8, -0.2))
+    v, pair, iv = claims.combine_comparisons(all_below, judged((-2, -3.5, -0.5), (-1, -2.1, 0.1), level=0.99))
+    assert (v, pair, iv.level, iv.high) == (HOLDS, "p1", 0.95, -0.2)
 
 
 def test_report_ordering_lines_carry_pooled_per_file_and_the_interval():
