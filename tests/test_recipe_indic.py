@@ -137,9 +137,12 @@ def test_hypotheses_are_words_of_the_right_script(recipe):
 
 def test_rerun_of_scoring_is_identical(recipe):
     before = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
+    looks = json.loads((recipe / "exp" / "results.json").read_text())["sealed_looks"]["looks"]
     run(recipe, *SMALL, "--stage", "7", "--stop-stage", "7")
-    after = json.loads((recipe / "exp" / "results.json").read_text())["systems"]
-    assert before == after
+    res = json.loads((recipe / "exp" / "results.json").read_text())
+    assert before == res["systems"]
+    # the same hypotheses scored again: a rescoring, not a look at the sealed test sets
+    assert res["sealed_looks"]["looks"] == looks and res["sealed_looks"]["rescored"] == {x: 1 for x in looks}
 
 
 def test_decodes_an_unseen_set(recipe):

@@ -165,15 +165,28 @@ def test_rerun_of_scoring_is_identical(recipe):
     run(recipe, *SMALL, "--stage", "6", "--stop-stage", "6")
     after = json.loads((recipe / "exp" / "results.json").read_text())
     assert before["systems"] == after["systems"] and before["comparisons"] == after["comparisons"]
-    # ... but the sealed test sets were looked at once more under the same configuration, and RESULTS.md says so
+    # ... and the decodes came out byte for byte as before: a rescoring, not a new look at the sealed sets, and
+    # RESULTS.md says so
     assert after["sealed_looks"]["config"] == before["sealed_looks"]["config"]
-    assert after["sealed_looks"]["looks"] == {x: n + 1 for x, n in before["sealed_looks"]["looks"].items()}
-    assert "scored more than once under this configuration" in (recipe / "RESULTS.md").read_text()
+    assert after["sealed_looks"]["looks"] == before["sealed_looks"]["looks"]
+    assert after["sealed_looks"]["rescored"] == {x: 1 for x in before["sealed_looks"]["looks"]}
+    assert "Rescored from the same outputs" in (recipe / "RESULTS.md").read_text()
 
     def unchanged(text):  # all but the looks sentence and the scoring date
         return [line for line in text.splitlines() if not line.startswith(("Sealed sets scored", "- date:"))]
 
     assert unchanged((recipe / "RESULTS.md").read_text()) == unchanged(md)
+    # a decode that changes (one test utterance's scores) is a new look
+    per_utt = next((recipe / "exp").glob("M1/big_salad_win/decode_M1_test/per_utt.txt"))
+    keep = per_utt.read_bytes()
+    try:
+        per_utt.write_bytes(keep + b"\n")
+        run(recipe, *SMALL, "--stage", "6", "--stop-stage", "6")
+        looks = json.loads((recipe / "exp" / "results.json").read_text())["sealed_looks"]["looks"]
+        assert looks["M1_test"] == before["sealed_looks"]["looks"]["M1_test"] + 1
+        assert looks["F1_test"] == before["sealed_looks"]["looks"]["F1_test"]
+    finally:
+        per_utt.write_bytes(keep)
 
 
 def test_decodes_an_unseen_set_with_transcripts_only(recipe):

@@ -29,10 +29,43 @@ def test_errors_name_the_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such configuration file .*missing.yaml"):
         sealed.fingerprint([tmp_path / "missing.yaml"])
     (tmp_path / "sealed_looks.tsv").write_text(sealed.HEADER + "\n2026-01-01\ttest\n")
-    with pytest.raises(ValueError, match=r"sealed_looks.tsv:2: expected 4"):
+    with pytest.raises(ValueError, match=r"sealed_looks.tsv:2: expected 5"):
         sealed.record_look(tmp_path, ["test"], "x", commit="c")
     assert (tmp_path / "sealed_looks.tsv").read_text().count("\n") == 2  # nothing appended to a damaged log
     assert sealed.looks_line({}) == "No sealed set was scored."
+
+
+def test_a_rescoring_of_the_same_outputs_is_not_a_look(tmp_path):
+    exp, conf = tmp_path / "exp", tmp_path / "decode.yaml"
+    conf.write_text("beam: 4\n")
+    hyp = tmp_path / "sys" / "decode_test" / "hyp"
+    hyp.parent.mkdir(parents=True)
+    hyp.write_text("u1 a b\n")
+    absent = tmp_path / "other" / "decode_test" / "hyp"  # a system that did not decode the set: left out
+    first = sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp, absent]})
+    assert first["looks"] == {"test": 1} and "rescored" not in first
+    again = sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp, absent]})
+    assert again["looks"] == {"test": 1} and again["rescored"] == {"test": 1}
+    assert sealed.record_line(again) == (
+        "Sealed sets scored under this configuration: test 1 time. Rescored from the same outputs (byte for byte, "
+        "so no number not seen before): test 1 time, not counted as looks.")
+    hyp.write_text("u1 a c\n")  # a new decode: new numbers, a new look
+    assert sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp]})["looks"] == {"test": 2}
+    # without outputs (and every line of a 4-field log written before they were kept) each scoring is a look
+    assert sealed.score_looks(exp, ["test"], ["test"], [conf])["looks"] == {"test": 3}
+    assert sealed.score_looks(exp, ["test"], ["test"], [conf])["looks"] == {"test": 3 + 1}
+    assert sealed.outputs_fingerprint([absent]) == sealed.NO_OUTPUTS
+    log = exp / "sealed_looks.tsv"
+    old = [sealed.HEADER.rsplit("\t", 1)[0]] + ["\t".join(l.split("\t")[:4]) for l in log.read_text().splitlines()[1:]]
+    log.write_text("\n".join(old) + "\n")
+    assert sealed.looks(exp, ["test"], first["config"]) == {"test": 5}  # every one of the 5 scorings
+    # a configuration's rescorings are not looks under a later one either
+    conf.write_text("beam: 8\n")
+    log.unlink()
+    sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp]})
+    sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp]})
+    conf.write_text("beam: 16\n")
+    assert sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp]})["earlier"] == {"test": 1}
 
 
 def test_tuning_on_a_sealed_set_is_refused_naming_it():

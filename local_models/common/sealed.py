@@ -1,7 +1,10 @@
 """Sealed sets: a recipe makes every choice on its dev set and only scores its test / eval sets. Each scoring of a
-sealed set is a look; exp/sealed_looks.tsv keeps one line per look (date, set, configuration fingerprint, commit),
-and results.json / RESULTS.md say how many looks each sealed set has had under the current configuration: 1 is a
-clean held-out score, more means the set has been seen while something was still being chosen.
+sealed set is a look; exp/sealed_looks.tsv keeps one line per scoring (date, set, configuration fingerprint, commit,
+outputs fingerprint), and results.json / RESULTS.md say how many looks each sealed set has had under the current
+configuration: 1 is a clean held-out score, more means the set has been seen while something was still being chosen.
+A scoring of the very outputs scored before (same configuration, same outputs fingerprint: the systems' decodes of
+that set, byte for byte) shows no number that was not seen: it is counted as a rescoring, said beside the looks,
+not as a look. A scoring that gives no outputs fingerprint ("-", and every line of an older 4-field log) is a look.
 
     fp = fingerprint(["conf/train.yaml", "conf/decode.yaml"], options={"threshold": 0.5})
     counts = record_look("exp", ["test"], fp)          # {"test": 1}
@@ -23,7 +26,8 @@ from typing import Dict, Iterable, Mapping, Optional, Sequence
 from .results import git_commit
 
 LOOKS = "sealed_looks.tsv"
-HEADER = "date\tset\tconfig\tcommit"
+HEADER = "date\tset\tconfig\tcommit\toutputs"
+NO_OUTPUTS = "-"  # a scoring that did not fingerprint what it scored: always a look
 
 
 def fingerprint(files: Iterable, options: Optional[Mapping] = None) -> str:
@@ -38,6 +42,17 @@ def fingerprint(files: Iterable, options: Optional[Mapping] = None) -> str:
     return h.hexdigest()[:12]
 
 
+def outputs_fingerprint(files: Iterable) -> str:
+    """12 hex digits of sha256 over FILES' paths and bytes (sorted; a missing file is left out: a system that did not
+    decode the set has no output), the outputs a scoring reads; "-" (NO_OUTPUTS) when none exists."""
+    h, seen = hashlib.sha256(), False
+    for path in sorted(Path(f) for f in files):
+        if path.is_file():
+            h.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+            seen = True
+    return h.hexdigest()[:12] if seen else NO_OUTPUTS
+
+
 def _rows(exp_dir: Path):
     path = Path(exp_dir) / LOOKS
     if not path.is_file():
@@ -46,16 +61,40 @@ def _rows(exp_dir: Path):
     rows = []
     for n, line in enumerate(lines[1:], 2):
         fields = line.split("\t")
-        if len(fields) != 4:
-            raise ValueError(f"{path}:{n}: expected 4 tab-separated fields ({HEADER}), got {len(fields)}")
-        rows.append(dict(zip(HEADER.split("\t"), fields)))
+        if len(fields) not in (4, 5):  # 4: a log written before outputs were fingerprinted
+            raise ValueError(f"{path}:{n}: expected 5 tab-separated fields ({HEADER}), got {len(fields)}")
+        rows.append(dict(zip(HEADER.split("\t"), fields + [NO_OUTPUTS] * (5 - len(fields)))))
     return rows
 
 
+def _split(rows, set_name: str, config: str):
+    """(looks, rescorings) of SET_NAME under CONFIG: a scoring whose outputs fingerprint an earlier one of the same
+    set and configuration had shows nothing new (a rescoring); every other scoring is a look."""
+    n_looks = n_re = 0
+    seen = set()
+    for r in rows:
+        if r["set"] != set_name or r["config"] != config:
+            continue
+        if r["outputs"] != NO_OUTPUTS and r["outputs"] in seen:
+            n_re += 1
+        else:
+            n_looks += 1
+            seen.add(r["outputs"])
+    return n_looks, n_re
+
+
 def looks(exp_dir, sets: Iterable[str], config: str) -> Dict[str, int]:
-    """{set: how many times it was scored under CONFIG} from EXP_DIR/sealed_looks.tsv."""
+    """{set: how many times it was looked at under CONFIG} from EXP_DIR/sealed_looks.tsv (rescorings of outputs
+    scored before not counted: rescorings)."""
     rows = _rows(Path(exp_dir))
-    return {s: sum(r["set"] == s and r["config"] == config for r in rows) for s in sets}
+    return {s: _split(rows, s, config)[0] for s in sets}
+
+
+def rescorings(exp_dir, sets: Iterable[str], config: str) -> Dict[str, int]:
+    """{set: how many scorings under CONFIG read outputs scored before}, the sets with any."""
+    rows = _rows(Path(exp_dir))
+    counts = {s: _split(rows, s, config)[1] for s in sets}
+    return {s: n for s, n in counts.items() if n}
 
 
 def earlier_looks(exp_dir, sets: Iterable[str], config: str) -> Dict[str, int]:
@@ -63,12 +102,15 @@ def earlier_looks(exp_dir, sets: Iterable[str], config: str) -> Dict[str, int]:
     an earlier configuration came before a choice the current one holds (a system added, a rule changed), so the
     current configuration's count alone would read as a clean held-out score when it is not."""
     rows = _rows(Path(exp_dir))
-    counts = {s: sum(r["set"] == s and r["config"] != config for r in rows) for s in sets}
+    others = {r["config"] for r in rows} - {config}
+    counts = {s: sum(_split(rows, s, c)[0] for c in others) for s in sets}
     return {s: n for s, n in counts.items() if n}
 
 
-def record_look(exp_dir, sets: Iterable[str], config: str, commit: Optional[str] = None) -> Dict[str, int]:
-    """One look at each of SETS under CONFIG, appended to EXP_DIR/sealed_looks.tsv; returns the counts after it."""
+def record_look(exp_dir, sets: Iterable[str], config: str, commit: Optional[str] = None,
+                outputs: Optional[Mapping[str, str]] = None) -> Dict[str, int]:
+    """One scoring of each of SETS under CONFIG (OUTPUTS: {set: outputs_fingerprint of what was scored}), appended to
+    EXP_DIR/sealed_looks.tsv; returns the looks after it."""
     sets = list(sets)
     exp_dir = Path(exp_dir)
     exp_dir.mkdir(parents=True, exist_ok=True)
@@ -79,7 +121,7 @@ def record_look(exp_dir, sets: Iterable[str], config: str, commit: Optional[str]
     with open(path, "a", encoding="utf-8") as f:
         if f.tell() == 0:
             f.write(HEADER + "\n")
-        f.write("".join(f"{now}\t{s}\t{config}\t{commit}\n" for s in sets))
+        f.write("".join(f"{now}\t{s}\t{config}\t{commit}\t{(outputs or {}).get(s, NO_OUTPUTS)}\n" for s in sets))
     return looks(exp_dir, sets, config)
 
 
@@ -87,9 +129,10 @@ def _times(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{s} {n} time{'s' if n != 1 else ''}" for s, n in counts.items())
 
 
-def looks_line(counts: Mapping[str, int], earlier: Optional[Mapping[str, int]] = None) -> str:
-    """The RESULTS.md sentence for COUNTS ({set: looks under this configuration}) and EARLIER ({set: looks under
-    other configurations}, earlier_looks)."""
+def looks_line(counts: Mapping[str, int], earlier: Optional[Mapping[str, int]] = None,
+               rescored: Optional[Mapping[str, int]] = None) -> str:
+    """The RESULTS.md sentence for COUNTS ({set: looks under this configuration}), EARLIER ({set: looks under
+    other configurations}, earlier_looks) and RESCORED ({set: scorings of outputs scored before}, rescorings)."""
     if not counts:
         line = "No sealed set was scored."
     else:
@@ -97,6 +140,9 @@ def looks_line(counts: Mapping[str, int], earlier: Optional[Mapping[str, int]] =
         tail = (f" ({', '.join(seen)} scored more than once under this configuration: not a clean held-out score)"
                 if seen else "")
         line = f"Sealed sets scored under this configuration: {_times(counts)}{tail}."
+    if rescored:
+        line += (f" Rescored from the same outputs (byte for byte, so no number not seen before): {_times(rescored)}"
+                 ", not counted as looks.")
     if earlier:
         line += (f" Scored before under other configurations: {_times(earlier)}: a choice made since (a system "
                  "added, a rule changed) may have followed those scores, so they are not fully held out.")
@@ -106,7 +152,7 @@ def looks_line(counts: Mapping[str, int], earlier: Optional[Mapping[str, int]] =
 def record_line(record: Optional[Mapping]) -> str:
     """looks_line of results.json's "sealed_looks" record (score_looks)."""
     record = record or {}
-    return looks_line(record.get("looks") or {}, record.get("earlier"))
+    return looks_line(record.get("looks") or {}, record.get("earlier"), record.get("rescored"))
 
 
 class SealedSetError(ValueError):
@@ -124,17 +170,21 @@ def check_tuning(sets: Iterable[str], sealed: Iterable[str], what: str = "tuning
 
 
 def score_looks(exp_dir, scored: Iterable[str], sealed: Iterable[str], config_files: Iterable,
-                options: Optional[Mapping] = None) -> dict:
-    """The scoring stage's record: one look at each set of SCORED that is SEALED, under the configuration
-    fingerprint of CONFIG_FILES + OPTIONS. Returns results.json's "sealed_looks": {"config": fp, "looks": {set: n}}
-    ({} looks when no sealed set was scored), with "earlier": {set: looks under other configurations} for each sealed
-    set that has any."""
+                options: Optional[Mapping] = None, outputs: Optional[Mapping[str, Iterable]] = None) -> dict:
+    """The scoring stage's record: one scoring of each set of SCORED that is SEALED, under the configuration
+    fingerprint of CONFIG_FILES + OPTIONS; OUTPUTS ({set: the files scored, e.g. every system's hypotheses}) tell a
+    rescoring of unchanged outputs from a look. Returns results.json's "sealed_looks": {"config": fp, "looks":
+    {set: n}} ({} looks when no sealed set was scored), with "rescored": {set: rescorings} and "earlier": {set: looks
+    under other configurations} for each sealed set that has any."""
     sealed = list(dict.fromkeys(sealed))
     scored_sealed = [s for s in dict.fromkeys(scored) if s in sealed]
     config = fingerprint(config_files, options)
-    counts = record_look(exp_dir, scored_sealed, config) if scored_sealed else {}
+    prints = {s: outputs_fingerprint(outputs[s]) for s in scored_sealed if s in (outputs or {})}
+    counts = record_look(exp_dir, scored_sealed, config, outputs=prints) if scored_sealed else {}
     earlier = earlier_looks(exp_dir, sealed, config)
-    return {"config": config, "looks": counts, **({"earlier": earlier} if earlier else {})}
+    rescored = rescorings(exp_dir, scored_sealed, config)
+    return {"config": config, "looks": counts, **({"rescored": rescored} if rescored else {}),
+            **({"earlier": earlier} if earlier else {})}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -882,9 +882,15 @@ def trained_dirs(exp: Path, systems: Sequence[str], finetune: Sequence[str], lan
     return {n: Path(exp) / n for n in names if (Path(exp) / n).is_dir()}
 
 
+DECODE_OUTPUTS = ("hyp", "hyp_lang", "hyp_oracle", "decoder_frames")  # what scoring reads (not the CPU times)
+
+
 def look_record(opts: ScoreOptions, scored: Sequence[str]) -> dict:
-    """One look at each sealed set of SCORED under the configuration that defines the systems (common/sealed.py)."""
-    return score_looks(opts.exp, scored, opts.sealed_sets, opts.config_files, dict(opts.look_options))
+    """One look at each sealed set of SCORED under the configuration that defines the systems (common/sealed.py);
+    a rescoring of every system's unchanged hypotheses of a set is counted apart, not as a look."""
+    exp = Path(opts.exp)
+    outputs = {x: [p for name in DECODE_OUTPUTS for p in exp.glob(f"*/decode_{x}/**/{name}")] for x in scored}
+    return score_looks(opts.exp, scored, opts.sealed_sets, opts.config_files, dict(opts.look_options), outputs)
 
 
 def choose(opts: ScoreOptions) -> int:
