@@ -53,7 +53,9 @@ def main(argv=None):
     looks = None
     if args.sealed is not None:
         try:
-            looks = score_looks(exp, args.sets, args.sealed, args.config_files, parse_options(args.options))
+            outputs = {x: [p for s in args.systems for p in (exp / s / f"decode_{x}").glob("hyp*.rttm")]
+                       for x in args.sets}  # what is scored: the same again is a rescoring, not a look
+            looks = score_looks(exp, args.sets, args.sealed, args.config_files, parse_options(args.options), outputs)
         except (ValueError, OSError) as e:  # a missing config file, a malformed option or looks log
             print(f"sad_score: {e}", file=sys.stderr)
             return 1
