@@ -206,7 +206,7 @@ def test_switch_off_is_chosen_on_dev_and_only_read_on_test(tmp_path):
                    "switchoff_30_0.5": {u: (3, 10) for u in keys}}, {u: u[8:10] for u in keys})
     assert [l for l in acceptance({}, t7, ev) if "switch-off" in l][0].endswith(
         "**met**, +0.00 [+0.00, +0.00] (95 % bootstrap over 4 speakers); chosen on dev. The T_avg cut is judged on "
-        "its point (no per-utterance T).")
+        "its point (not every scored utterance has its T in decoder_frames and a speaker).")
     # with each utterance's T the cut is judged on its interval's low end too: a 50 % cut on average that halves
     # two speakers' T and leaves one speaker's alone is not shown to reach 40 %
     t_full = {u: 4.0 for u in keys}
@@ -218,6 +218,16 @@ def test_switch_off_is_chosen_on_dev_and_only_read_on_test(tmp_path):
         line = [l for l in acceptance({}, t7, ev_t) if "switch-off" in l][0]
         assert f": {verdict}, {cut}" in line and line.endswith("WER increase +0.00 [+0.00, +0.00] (95 % bootstrap "
                                                                "over 4 speakers); chosen on dev."), line
+    # a cut whose whole interval misses 40 %: NOT met, shown on the intervals adjusted for the goal's two parts
+    small = {u: 3.0 if u[8:10] in ("s0", "s1") else 3.5 for u in keys}
+    ev_t = Evidence(ev.row_utts, ev.speakers, "", {"switchoff_inf_inf": t_full, "switchoff_100_0.2": small})
+    line = [l for l in acceptance({}, t7, ev_t) if "switch-off" in l][0]
+    assert ": NOT met, T_avg cut [%] 18.8 [12.5, 25.0] (97.5 % bootstrap over 4 speakers), WER increase +0.00" in line
+    # T for only some of the scored utterances: no interval over a subset, the cut falls back to its point
+    part = {u: t for u, t in even.items() if not u.startswith("hi_test/s3")}
+    ev_t = Evidence(ev.row_utts, ev.speakers, "", {"switchoff_inf_inf": t_full, "switchoff_100_0.2": part})
+    assert ev_t.t_cut("switchoff_100_0.2", "switchoff_inf_inf") is None
+    assert "judged on its point" in [l for l in acceptance({}, t7, ev_t) if "switch-off" in l][0]
     t7 = with_dev_choice(test, [dev[0], _setting("30", "0.5", 30.5, 1.5)])  # dev picks 30 / 0.5: worse on test
     assert ": NOT met, +10.00 [+10.00, +10.00]" in [l for l in acceptance({}, t7, ev) if "switch-off" in l][0]
     t7 = with_dev_choice(test, [dev[0], dev[3]])  # nothing cuts enough on dev: every decoder, T_avg not cut

@@ -92,7 +92,8 @@ def test_a_reversed_pair_needs_the_family_wise_interval_and_holding_needs_every_
 
     at95 = judged((-2, -3, -1), (1.0, 0.2, 1.8))  # p1 reversed at 95 % ...
     wide = judged((-2, -3.5, -0.5), (1.0, -0.3, 2.3), level=0.99)  # ... but its 99 % interval reaches zero
-    assert claims.combine_comparisons(at95, wide)[:2] == (NOT_TOLD_APART, "p1")
+    v, pair, iv = claims.combine_comparisons(at95, wide)
+    assert (v, pair, iv.level, iv.low) == (NOT_TOLD_APART, "p1", 0.99, -0.3)  # shown with the interval that decided
     assert claims.combine_comparisons(at95)[:2] == (DOES_NOT_HOLD, "p1")  # without the family's intervals
     reversed_ = judged((-2, -3.5, -0.5), (1.0, 0.1, 2.3), level=0.99)
     v, pair, iv = claims.combine_comparisons(at95, reversed_)

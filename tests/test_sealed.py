@@ -42,30 +42,38 @@ def test_a_rescoring_of_the_same_outputs_is_not_a_look(tmp_path):
     hyp.parent.mkdir(parents=True)
     hyp.write_text("u1 a b\n")
     absent = tmp_path / "other" / "decode_test" / "hyp"  # a system that did not decode the set: left out
-    first = sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp, absent]})
+    kw = dict(commit="abc1234")
+    first = sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp, absent]}, **kw)
     assert first["looks"] == {"test": 1} and "rescored" not in first
-    again = sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp, absent]})
+    again = sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [tmp_path / "sys" / ".." / "sys" /
+                                                                                   "decode_test" / "hyp", absent]}, **kw)
     assert again["looks"] == {"test": 1} and again["rescored"] == {"test": 1}
     assert sealed.record_line(again) == (
-        "Sealed sets scored under this configuration: test 1 time. Rescored from the same outputs (byte for byte, "
-        "so no number not seen before): test 1 time, not counted as looks.")
+        "Sealed sets scored under this configuration: test 1 time. Rescored from the same outputs and references by "
+        "the same code (byte for byte: no number not seen before): test 1 time, not counted as looks.")
+    # the same outputs scored by other code (another commit, or a modified checkout) may show new numbers: a look
+    for commit in ("def5678", "def5678+dirty", "def5678+dirty", "unknown"):
+        sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp]}, commit=commit)
+    assert sealed.looks(exp, ["test"], first["config"]) == {"test": 1 + 4}
+    assert sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp]}, commit="def5678")["looks"] \
+        == {"test": 5}  # ... and again by that clean commit: a rescoring of its first look
     hyp.write_text("u1 a c\n")  # a new decode: new numbers, a new look
-    assert sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp]})["looks"] == {"test": 2}
+    assert sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp]}, **kw)["looks"] == {"test": 6}
     # without outputs (and every line of a 4-field log written before they were kept) each scoring is a look
-    assert sealed.score_looks(exp, ["test"], ["test"], [conf])["looks"] == {"test": 3}
-    assert sealed.score_looks(exp, ["test"], ["test"], [conf])["looks"] == {"test": 3 + 1}
+    assert sealed.score_looks(exp, ["test"], ["test"], [conf], **kw)["looks"] == {"test": 7}
+    assert sealed.score_looks(exp, ["test"], ["test"], [conf], **kw)["looks"] == {"test": 7 + 1}
     assert sealed.outputs_fingerprint([absent]) == sealed.NO_OUTPUTS
     log = exp / "sealed_looks.tsv"
     old = [sealed.HEADER.rsplit("\t", 1)[0]] + ["\t".join(l.split("\t")[:4]) for l in log.read_text().splitlines()[1:]]
     log.write_text("\n".join(old) + "\n")
-    assert sealed.looks(exp, ["test"], first["config"]) == {"test": 5}  # every one of the 5 scorings
+    assert sealed.looks(exp, ["test"], first["config"]) == {"test": 10}  # every one of the 10 scorings
     # a configuration's rescorings are not looks under a later one either
     conf.write_text("beam: 8\n")
     log.unlink()
-    sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp]})
-    sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp]})
+    sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp]}, **kw)
+    sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp]}, **kw)
     conf.write_text("beam: 16\n")
-    assert sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp]})["earlier"] == {"test": 1}
+    assert sealed.score_looks(exp, ["test"], ["test"], [conf], outputs={"test": [hyp]}, **kw)["earlier"] == {"test": 1}
 
 
 def test_tuning_on_a_sealed_set_is_refused_naming_it():

@@ -8,7 +8,8 @@ Reads, for every test set S (data/S/text_norm is the reference, data/S/utt2lid t
     EXP/multisoftmax_lid/decode_D/switchoff/...   the same on every --dev-sets D: the setting is chosen there
                                                     (EXP/switch_off_choice.json)
 A --dev-sets set that is one of --sealed-sets is refused (choices are made on dev); each scoring of a sealed set
-is a look, counted in results.json "sealed_looks" under the fingerprint of --config-files and --option.
+is a look, counted in results.json "sealed_looks" under the fingerprint of --config-files and --option (a rescoring
+of unchanged hypotheses and references by the same clean commit is counted apart, as "rescored").
 A test set that is not one of the recipe's own (<lang>_test) gets its own table (generalisation check).
 Metric definitions: local_models/multisoftmax/scoring.py (written into RESULTS.md as well).
 """

@@ -42,6 +42,14 @@ def parse_options(pairs) -> dict:
     return out
 
 
+def scored_files(exp: Path, systems, subset: str, data: Path) -> list:
+    """What scoring SUBSET reads: every system's decode dir (hypotheses, scores, durations; not its timings) and the
+    set's data dir (references, events). The same files again are a rescoring, not a new look (common/sealed.py)."""
+    decodes = [p for s in systems for p in (exp / s / f"decode_{subset}").rglob("*")
+               if p.is_file() and not p.name.startswith("rtf") and p.suffix != ".log"]
+    return decodes + [p for p in (data / subset).rglob("*") if p.is_file()]
+
+
 def main(argv=None):
     args = get_parser().parse_args(argv)
     exp = Path(args.exp)
@@ -53,8 +61,7 @@ def main(argv=None):
     looks = None
     if args.sealed is not None:
         try:
-            outputs = {x: [p for s in args.systems for p in (exp / s / f"decode_{x}").glob("hyp*.rttm")]
-                       for x in args.sets}  # what is scored: the same again is a rescoring, not a look
+            outputs = {x: scored_files(exp, args.systems, x, Path(args.data)) for x in args.sets}
             looks = score_looks(exp, args.sets, args.sealed, args.config_files, parse_options(args.options), outputs)
         except (ValueError, OSError) as e:  # a missing config file, a malformed option or looks log
             print(f"sad_score: {e}", file=sys.stderr)

@@ -2,9 +2,10 @@
 sealed set is a look; exp/sealed_looks.tsv keeps one line per scoring (date, set, configuration fingerprint, commit,
 outputs fingerprint), and results.json / RESULTS.md say how many looks each sealed set has had under the current
 configuration: 1 is a clean held-out score, more means the set has been seen while something was still being chosen.
-A scoring of the very outputs scored before (same configuration, same outputs fingerprint: the systems' decodes of
-that set, byte for byte) shows no number that was not seen: it is counted as a rescoring, said beside the looks,
-not as a look. A scoring that gives no outputs fingerprint ("-", and every line of an older 4-field log) is a look.
+A scoring of the very outputs scored before by the very same code (same configuration, same outputs fingerprint:
+the systems' decodes of that set and its references, byte for byte; same clean commit) shows no number that was not
+seen: it is counted as a rescoring, said beside the looks, not as a look. A scoring that gives no outputs
+fingerprint ("-", and every line of an older 4-field log) or ran from a modified or unknown checkout is a look.
 
     fp = fingerprint(["conf/train.yaml", "conf/decode.yaml"], options={"threshold": 0.5})
     counts = record_look("exp", ["test"], fp)          # {"test": 1}
@@ -20,6 +21,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Dict, Iterable, Mapping, Optional, Sequence
 
@@ -42,15 +44,22 @@ def fingerprint(files: Iterable, options: Optional[Mapping] = None) -> str:
     return h.hexdigest()[:12]
 
 
-def outputs_fingerprint(files: Iterable) -> str:
-    """12 hex digits of sha256 over FILES' paths and bytes (sorted; a missing file is left out: a system that did not
-    decode the set has no output), the outputs a scoring reads; "-" (NO_OUTPUTS) when none exists."""
+def outputs_fingerprint(files: Iterable, root=".") -> str:
+    """12 hex digits of sha256 over FILES' paths (relative to ROOT, so the same tree gives the same print however its
+    paths were spelt) and bytes (sorted; a missing file is left out: a system that did not decode the set has no
+    output), the outputs and references a scoring reads; "-" (NO_OUTPUTS) when none exists."""
     h, seen = hashlib.sha256(), False
-    for path in sorted(Path(f) for f in files):
-        if path.is_file():
-            h.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+    root = Path(root).resolve()
+    for rel, full in sorted({os.path.relpath(Path(f).resolve(), root): Path(f).resolve() for f in files}.items()):
+        if full.is_file():
+            h.update(rel.encode() + b"\0" + full.read_bytes() + b"\0")
             seen = True
     return h.hexdigest()[:12] if seen else NO_OUTPUTS
+
+
+def clean_commit(commit: str) -> bool:
+    """A commit that names the code exactly (not '+dirty', not 'unknown'): only then can a rescoring be told apart."""
+    return bool(commit) and commit != "unknown" and not commit.endswith("+dirty")
 
 
 def _rows(exp_dir: Path):
@@ -68,18 +77,19 @@ def _rows(exp_dir: Path):
 
 
 def _split(rows, set_name: str, config: str):
-    """(looks, rescorings) of SET_NAME under CONFIG: a scoring whose outputs fingerprint an earlier one of the same
-    set and configuration had shows nothing new (a rescoring); every other scoring is a look."""
+    """(looks, rescorings) of SET_NAME under CONFIG: a scoring whose outputs fingerprint and clean commit an earlier
+    one of the same set and configuration had shows nothing new (a rescoring); every other scoring is a look."""
     n_looks = n_re = 0
     seen = set()
     for r in rows:
         if r["set"] != set_name or r["config"] != config:
             continue
-        if r["outputs"] != NO_OUTPUTS and r["outputs"] in seen:
+        key = (r["outputs"], r["commit"])
+        if r["outputs"] != NO_OUTPUTS and clean_commit(r["commit"]) and key in seen:
             n_re += 1
         else:
             n_looks += 1
-            seen.add(r["outputs"])
+            seen.add(key)
     return n_looks, n_re
 
 
@@ -141,8 +151,8 @@ def looks_line(counts: Mapping[str, int], earlier: Optional[Mapping[str, int]] =
                 if seen else "")
         line = f"Sealed sets scored under this configuration: {_times(counts)}{tail}."
     if rescored:
-        line += (f" Rescored from the same outputs (byte for byte, so no number not seen before): {_times(rescored)}"
-                 ", not counted as looks.")
+        line += (f" Rescored from the same outputs and references by the same code (byte for byte: no number not "
+                 f"seen before): {_times(rescored)}, not counted as looks.")
     if earlier:
         line += (f" Scored before under other configurations: {_times(earlier)}: a choice made since (a system "
                  "added, a rule changed) may have followed those scores, so they are not fully held out.")
@@ -170,17 +180,18 @@ def check_tuning(sets: Iterable[str], sealed: Iterable[str], what: str = "tuning
 
 
 def score_looks(exp_dir, scored: Iterable[str], sealed: Iterable[str], config_files: Iterable,
-                options: Optional[Mapping] = None, outputs: Optional[Mapping[str, Iterable]] = None) -> dict:
+                options: Optional[Mapping] = None, outputs: Optional[Mapping[str, Iterable]] = None,
+                commit: Optional[str] = None) -> dict:
     """The scoring stage's record: one scoring of each set of SCORED that is SEALED, under the configuration
     fingerprint of CONFIG_FILES + OPTIONS; OUTPUTS ({set: the files scored, e.g. every system's hypotheses}) tell a
-    rescoring of unchanged outputs from a look. Returns results.json's "sealed_looks": {"config": fp, "looks":
+    rescoring of unchanged outputs from a look (COMMIT: the scoring code's, default results.git_commit). Returns results.json's "sealed_looks": {"config": fp, "looks":
     {set: n}} ({} looks when no sealed set was scored), with "rescored": {set: rescorings} and "earlier": {set: looks
     under other configurations} for each sealed set that has any."""
     sealed = list(dict.fromkeys(sealed))
     scored_sealed = [s for s in dict.fromkeys(scored) if s in sealed]
     config = fingerprint(config_files, options)
-    prints = {s: outputs_fingerprint(outputs[s]) for s in scored_sealed if s in (outputs or {})}
-    counts = record_look(exp_dir, scored_sealed, config, outputs=prints) if scored_sealed else {}
+    prints = {s: outputs_fingerprint(outputs[s], exp_dir) for s in scored_sealed if s in (outputs or {})}
+    counts = record_look(exp_dir, scored_sealed, config, commit, prints) if scored_sealed else {}
     earlier = earlier_looks(exp_dir, sealed, config)
     rescored = rescorings(exp_dir, scored_sealed, config)
     return {"config": config, "looks": counts, **({"rescored": rescored} if rescored else {}),
@@ -212,7 +223,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 1
         return 0
     sets = args.sets.split()
-    print(looks_line(looks(args.exp_dir, sets, args.config), earlier_looks(args.exp_dir, sets, args.config)))
+    print(looks_line(looks(args.exp_dir, sets, args.config), earlier_looks(args.exp_dir, sets, args.config),
+                     rescorings(args.exp_dir, sets, args.config)))
     return 0
 
 

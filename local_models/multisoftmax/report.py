@@ -11,7 +11,8 @@ A test set that is not one of the recipe's own (<lang>_test) gets its own table 
 Verdicts go through common/verdict.py: a WER comparison on its bootstrap interval resampling speakers (data/S/utt2spk:
 a speaker's utterances are not independent draws), the LID goal on its Wilson interval. The switch-off choice is made
 on the dev sets only and written to EXP/switch_off_choice.json; each scoring of a sealed set counts as a look
-(common/sealed.py, results.json "sealed_looks").
+(common/sealed.py, results.json "sealed_looks"), but a rescoring of unchanged hypotheses and references by the same
+clean commit.
 `run(opts)` takes multisoftmax_score's options (ScoreOptions); `choose(opts)` makes the dev-set choice alone.
 """
 import json
@@ -208,25 +209,26 @@ class Evidence:
     chosen_on: str = ""                          # where the systems' choices were made (verdict.sentence's tail)
     row_t: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # setting -> {utt: T} (decoder_frames)
 
-    def diff(self, a: str, b: str) -> Optional[V.Interval]:
+    def diff(self, a: str, b: str, level: float = V.LEVEL) -> Optional[V.Interval]:
         """WER(a) - WER(b) [points] with its speaker-resampling interval; None without both rows' errors."""
         if a not in self.row_utts or b not in self.row_utts:
             return None
-        return wer_diff_interval(self.row_utts[a], self.row_utts[b], self.speakers)
+        return wer_diff_interval(self.row_utts[a], self.row_utts[b], self.speakers, level=level)
 
-    def t_cut(self, a: str, b: str) -> Optional[V.Interval]:
+    def t_cut(self, a: str, b: str, level: float = V.LEVEL) -> Optional[V.Interval]:
         """How much setting A cuts T_avg below setting B [%] (100 (1 - T_avg(a) / T_avg(b)) over the utterances
-        both decoded), with a paired bootstrap interval resampling speakers; None without both per-utterance T."""
-        ta, tb = self.row_t.get(a), self.row_t.get(b)
-        common = sorted(set(ta or {}) & set(tb or {}))
-        if not common or any(u not in self.speakers for u in common):
+        both scored), with a paired bootstrap interval resampling speakers; None unless every utterance scored in
+        both settings (row_utts) has its T and speaker (an interval over a subset would not be the claim's)."""
+        ta, tb = self.row_t.get(a) or {}, self.row_t.get(b) or {}
+        common = sorted(set(self.row_utts.get(a, {})) & set(self.row_utts.get(b, {})))
+        if not common or any(u not in ta or u not in tb or u not in self.speakers for u in common):
             return None
         x, y = (np.array([t[u] for u in common]) for t in (ta, tb))
         labels = [self.speakers[u] for u in common]
         if len(set(labels)) < 2 or y.sum() <= 0:
             return None
         return V.bootstrap(lambda p, q: 100.0 * (1.0 - p.sum() / max(q.sum(), 1e-12)), x, y, clusters=labels,
-                           what="speakers")
+                           what="speakers", level=level)
 
 
 NO_EVIDENCE = Evidence({}, {})
@@ -758,9 +760,10 @@ def lid_line(row: dict, on: str) -> Optional[str]:
 
 def switchoff_line(t7: List[dict], ev: Evidence) -> Optional[str]:
     """The switch-off goal on test: the dev-chosen setting cuts T_avg by >= 40 % and costs <= 1 abs. WER, each judged
-    on its interval (speakers resampled): the cut on its low end, the WER increase on its high end; met when both
-    are, NOT met when either is, otherwise not shown. Without per-utterance T (decoder_frames) the cut is judged on
-    its point, and the line says so."""
+    on its interval (speakers resampled): the cut on its low end, the WER increase on its high end. Met when both
+    95 % intervals meet their bounds (an intersection: no adjustment); NOT met when either part's Bonferroni-adjusted
+    interval (97.5 %, two parts) misses its bound (a union), and the line shows those; otherwise not shown. Without
+    every utterance's T (decoder_frames) the cut is judged on its point, and the line says so."""
     full = full_setting(t7)
     if not full or not full.get("t_avg") or full.get("wer_avg") is None:
         return None
@@ -782,9 +785,16 @@ def switchoff_line(t7: List[dict], ev: Evidence) -> Optional[str]:
     cut_iv = ev.t_cut(key(chosen), key(full))
     if cut_iv is None:
         verdict = V.NOT_MET if cut is None or cut < 40 else V.goal(iv, 1.0, "<=")
-        return V.sentence(claim, verdict, iv, "dev") + " The T_avg cut is judged on its point (no per-utterance T)."
-    verdicts = (V.goal(cut_iv, 40.0, ">="), V.goal(iv, 1.0, "<="))
-    verdict = V.MET if verdicts == (V.MET, V.MET) else V.NOT_MET if V.NOT_MET in verdicts else V.NOT_SHOWN
+        return (V.sentence(claim, verdict, iv, "dev") + " The T_avg cut is judged on its point (not every scored "
+                "utterance has its T in decoder_frames and a speaker).")
+    family = 1 - (1 - V.LEVEL) / 2
+    cut_f, iv_f = ev.t_cut(key(chosen), key(full), family), ev.diff(key(chosen), key(full), family)
+    if V.NOT_MET in (V.goal(cut_f, 40.0, ">="), V.goal(iv_f, 1.0, "<=")):
+        verdict, cut_iv, iv = V.NOT_MET, cut_f, iv_f
+    elif (V.goal(cut_iv, 40.0, ">="), V.goal(iv, 1.0, "<=")) == (V.MET, V.MET):
+        verdict = V.MET
+    else:
+        verdict = V.NOT_SHOWN
     shown = f"**{verdict}**" if verdict == V.MET else verdict
     return f"{claim}: {shown}, T_avg cut [%] {cut_iv.text('{:.1f}')}, WER increase {iv.text()}; chosen on dev."
 
@@ -883,13 +893,15 @@ def trained_dirs(exp: Path, systems: Sequence[str], finetune: Sequence[str], lan
 
 
 DECODE_OUTPUTS = ("hyp", "hyp_lang", "hyp_oracle", "decoder_frames")  # what scoring reads (not the CPU times)
+REFERENCES = ("text_norm", "utt2lid", "utt2spk")                      # ... and what it scores them against
 
 
 def look_record(opts: ScoreOptions, scored: Sequence[str]) -> dict:
     """One look at each sealed set of SCORED under the configuration that defines the systems (common/sealed.py);
-    a rescoring of every system's unchanged hypotheses of a set is counted apart, not as a look."""
-    exp = Path(opts.exp)
-    outputs = {x: [p for name in DECODE_OUTPUTS for p in exp.glob(f"*/decode_{x}/**/{name}")] for x in scored}
+    a rescoring of every system's unchanged hypotheses of a set (same references, same code) is counted apart."""
+    exp, data = Path(opts.exp), Path(opts.data)
+    outputs = {x: [*(p for name in DECODE_OUTPUTS for p in exp.glob(f"*/decode_{x}/**/{name}")),
+                   *(data / x / name for name in REFERENCES)] for x in scored}
     return score_looks(opts.exp, scored, opts.sealed_sets, opts.config_files, dict(opts.look_options), outputs)
 
 

@@ -72,13 +72,15 @@ def combine_comparisons(results: List[Tuple[str, Interval, str]],
     """The claim A1 < B1 and A2 < B2 ...: (verdict, the pair that decides, its interval) from RESULTS [(pair,
     interval, verdict)] at 95 % and REVERSED_ (the same pairs at the family-wise level; default RESULTS): does NOT
     hold when one pair does not at the family-wise level (the first such), holds when every pair holds at 95 % (the
-    one nearest zero), else not told apart (the first pair that is not shown to hold)."""
+    one nearest zero), else not told apart (the first pair that is not shown to hold; a pair above zero at 95 % but
+    not at the family-wise level is shown with the family-wise interval, the one that straddles zero)."""
+    family = {pair: iv for pair, iv, _ in (reversed_ if reversed_ is not None else results)}
     for pair, iv, v in reversed_ if reversed_ is not None else results:
         if v == DOES_NOT_HOLD:
             return v, pair, iv
     for pair, iv, v in results:
         if v != HOLDS:
-            return NOT_TOLD_APART, pair, iv
+            return NOT_TOLD_APART, pair, family[pair] if v == DOES_NOT_HOLD else iv
     pair, iv, v = max(results, key=lambda r: r[1].high)  # all below zero: the weakest
     return HOLDS, pair, iv
 
@@ -88,8 +90,8 @@ def ordering_verdict(rows: Dict[str, Sequence], pairs: Sequence[Tuple[str, str]]
     """The paper's ordering (every A of PAIRS below its B on DCF KEY) on chunk ROWS {system: rows}; NoInterval when
     the set has too few units. "Holds" needs every pair's 95 % interval below zero: an intersection of claims, each
     tested at 5 %, is itself tested at 5 % (no adjustment). "Does NOT hold" needs one pair's interval above zero
-    among len(PAIRS): a union, so those intervals are Bonferroni-adjusted (99 % for 5 pairs), else five chances at a
-    5 % error would call a true ordering reversed about one time in five."""
+    among len(PAIRS): a union, so those intervals are Bonferroni-adjusted (99 % for 5 pairs), else five chances at
+    2.5 % (one side of a 95 % interval) would call a true ordering reversed up to about one time in eight."""
     judged, adjusted = [], []
     family = 1 - (1 - LEVEL) / max(len(pairs), 1)
     for a, b in pairs:

@@ -625,14 +625,16 @@ def decoded_sets(exp: Path, speakers, names, sets) -> list:
                                    for spk in speakers for s in names)]
 
 
-DECODE_OUTPUTS = ("scores.json", "per_utt.txt", "per_utt_sums.json")  # what scoring reads: the same again is no look
+# what scoring reads of a decode dir (with exp/latency.json's test MCDs): the same again is no new look
+DECODE_OUTPUTS = ("scores.json", "per_utt.txt", "per_utt_sums.json", "f0.npz")
 
 
 def sealed_looks(exp: Path, sets, sealed, config_files, options) -> dict:
     """score_looks for this scoring (one look at each sealed set among SETS), reporting every sealed set ever scored
     under this configuration: a rescoring of another set keeps the test sets' counts in view, since results.json
     keeps their numbers."""
-    outputs = {x: [p for name in DECODE_OUTPUTS for p in exp.glob(f"*/*/decode_{x}*/{name}")] for x in sets}
+    outputs = {x: [*(p for d in (f"decode_{x}", f"decode_{x}_pred") for name in DECODE_OUTPUTS
+                     for p in exp.glob(f"*/*/{d}/{name}")), exp / "latency.json"] for x in sets}
     record = score_looks(exp, sets, sealed, config_files, options, outputs)
     counts = looks(exp, sealed, record["config"])
     return {**record, "looks": {x: n for x, n in counts.items() if n or x in record["looks"]}}
