@@ -153,13 +153,15 @@ def test_rerun_of_scoring_is_identical(recipe):
     hyp = recipe / "exp" / "multisoftmax" / "decode_hi_test" / "known" / "hyp"
     keep = hyp.read_bytes()
     try:
-        hyp.write_bytes(keep + b"\n")
+        first, rest = keep.decode("utf-8").split("\n", 1)
+        hyp.write_text(f"{first} extra\n{rest}", encoding="utf-8")  # one more word in one hypothesis
         run(recipe, *SMALL, "--stage", "7", "--stop-stage", "7")
         now = json.loads((recipe / "exp" / "results.json").read_text())["sealed_looks"]["looks"]
         assert now["hi_test"] == res["sealed_looks"]["looks"]["hi_test"] + 1
         assert now["en_test"] == res["sealed_looks"]["looks"]["en_test"] + (0 if clean_commit(git_commit()) else 1)
     finally:
         hyp.write_bytes(keep)
+        run(recipe, *SMALL, "--stage", "7", "--stop-stage", "7")  # the results of the decodes as they are
 
 
 def test_decodes_an_unseen_set(recipe):
