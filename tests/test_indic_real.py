@@ -239,3 +239,28 @@ def test_results_table_5_prints_vanilla_lid_as_not_applicable_between_latin_lang
     assert "| Multi-softmax LID | 90.00 | 80.00 | 85.00 |" in table5
     assert "Vanilla n/a: shared script: cs, nl (Latin)." in table5
     assert "espeak-ng" not in md and "1.5 hours of recorded speech" in md
+
+
+@needs_venv
+@needs_sox
+def test_real_path_trains_decodes_and_scores_at_smoke_size(recipe):
+    """Stages 4-7 on the real corpus at smoke size: trained, decoded LID-free with the switch-off grid, scored into
+    RESULTS_real.md beside run.sh (the mini corpus's RESULTS.md untouched), each sealed <lang>_test looked at once."""
+    mini_md = (recipe / "RESULTS.md").read_bytes()
+    run_recipe(recipe, "--corpus", "real", "--stage", "4", "--stop-stage", "7", "--nj", "1", "--systems",
+               "vanilla multisoftmax_lid", "--finetune", "", "--train-config-suffix", "_smoke",
+               "--switch-off-grid", "inf:inf 3:0.5")
+    work = recipe / "exp" / "real"
+    assert (recipe / "RESULTS.md").read_bytes() == mini_md and not (work / "RESULTS_real.md").exists()
+    res = json.loads((work / "exp" / "results.json").read_text(encoding="utf-8"))
+    assert res["sealed_looks"]["looks"] == {f"{lang}_test": 1 for lang in LANGS}
+    assert set(res["environment"]["trained"]) == {"vanilla", "multisoftmax_lid"}
+    md = (recipe / "RESULTS_real.md").read_text(encoding="utf-8")
+    assert "dev/test speakers are training speakers" in md
+    assert "shared script: cs, nl, es, ca, fr (Latin)" in md  # vanilla's script LID: not applicable
+    # every language's test utterance decoded LID-free, with a language chosen among the five
+    chosen = {}
+    for lang in LANGS:
+        chosen.update(read_table(work / "exp" / "multisoftmax_lid" / f"decode_{lang}_test" / "lidfree" / "hyp_lang"))
+    assert len(chosen) == 5 and set(chosen.values()) <= set(LANGS)
+    assert (work / "exp" / "switch_off_choice.json").is_file()
