@@ -258,6 +258,7 @@ def test_real_path_trains_decodes_and_scores_at_smoke_size(recipe):
     md = (recipe / "RESULTS_real.md").read_text(encoding="utf-8")
     assert "dev/test speakers are training speakers" in md
     assert "shared script: cs, nl, es, ca, fr (Latin)" in md  # vanilla's script LID: not applicable
+    assert "5 = every decoder all the time, 5 languages" in md  # T_avg's top is the run's language count
     # every language's test utterance decoded LID-free, with a language chosen among the five
     chosen = {}
     for lang in LANGS:

@@ -59,7 +59,7 @@ METRICS = ("Word errors are Levenshtein substitutions + deletions + insertions a
            "CER: the same over characters without spaces. WERR = 100 (WER_base - WER) / WER_base. LID accuracy: "
            "share of utterances whose chosen language is right (vanilla: the language whose script most of the "
            "hypothesis is written in, as the paper's Table 5). T_avg = sum over languages of the fraction of "
-           "frames that language's decoder ran (paper eq. 2; 4 = every decoder all the time).")
+           "frames that language's decoder ran (paper eq. 2; {L} = every decoder all the time, {L} languages).")
 
 
 def fmt(x, nd=2) -> str:
@@ -663,7 +663,7 @@ def write_md(path: Path, rows, t7, prm, langs, own_sets, extra_sets, *, corpus: 
              "Every number below was measured by this recipe's stages 4-7 in the run that wrote this file. The "
              f"paper trains 6 x 1024 LSTM models on 23 000 hours; {corpus_size(corpus)} per language, so the "
              "absolute numbers are not comparable: the comparisons between rows are.", "",
-             "## Metrics", "", METRICS, ""]
+             "## Metrics", "", METRICS.format(L=len(langs)), ""]
     lines += ["## Table 2: language known (WER [%], WERR vs monolingual)", ""]
     lines += wer_table(rows, list(TABLE2_ROWS), PAPER_T2, langs, "mono") + [""]
     lines += ["## Table 3: monolingual models seeded with multilingual ones (WER [%], WERR vs monolingual)", ""]
