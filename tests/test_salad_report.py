@@ -91,7 +91,10 @@ def test_systems_scored_on_other_frames_are_refused(exp):
         report.comparisons(exp, ["M1"])
 
 
-def test_scoring_counts_looks_at_sealed_sets_and_names_the_trained_models(exp, tmp_path):
+def test_scoring_counts_looks_at_sealed_sets_and_names_the_trained_models(exp, tmp_path, monkeypatch):
+    # scored from a modified checkout, every scoring is a look (the same outputs rescored by a clean commit are not:
+    # test_sealed.py), whatever the checkout this test runs from
+    monkeypatch.setattr("local_models.common.sealed.git_commit", lambda *a, **k: "abc1234+dirty")
     conf = tmp_path / "train.yaml"
     conf.write_text("x: 1\n")
     md = tmp_path / "RESULTS.md"
