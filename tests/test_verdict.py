@@ -103,3 +103,10 @@ def test_sentence():
         "Transformer beats conv on ABX: not told apart, -0.50 [-3.04, +2.04] (95 %); chosen on dev.")
     h = v.Interval(-2.0, -3.0, -1.0, method="bootstrap over 6 speakers")
     assert v.sentence("x", v.HOLDS, h) == "x: **holds**, -2.00 [-3.00, -1.00] (95 % bootstrap over 6 speakers)."
+
+
+def test_family_level_is_bonferronis():
+    from local_models.common.verdict import family_level
+
+    assert family_level(5) == pytest.approx(0.99) and family_level(2) == pytest.approx(0.975)
+    assert family_level(1) == family_level(0) == pytest.approx(0.95)  # one part (or none): no adjustment

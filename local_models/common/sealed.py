@@ -184,9 +184,10 @@ def score_looks(exp_dir, scored: Iterable[str], sealed: Iterable[str], config_fi
                 commit: Optional[str] = None) -> dict:
     """The scoring stage's record: one scoring of each set of SCORED that is SEALED, under the configuration
     fingerprint of CONFIG_FILES + OPTIONS; OUTPUTS ({set: the files scored, e.g. every system's hypotheses}) tell a
-    rescoring of unchanged outputs from a look (COMMIT: the scoring code's, default results.git_commit). Returns results.json's "sealed_looks": {"config": fp, "looks":
-    {set: n}} ({} looks when no sealed set was scored), with "rescored": {set: rescorings} and "earlier": {set: looks
-    under other configurations} for each sealed set that has any."""
+    rescoring of unchanged outputs from a look (COMMIT: the scoring code's, default results.git_commit). Returns
+    results.json's "sealed_looks": {"config": fp, "looks": {set: n}} ({} looks when no sealed set was scored), with
+    "rescored": {set: rescorings} and "earlier": {set: looks under other configurations} for each sealed set that
+    has any."""
     sealed = list(dict.fromkeys(sealed))
     scored_sealed = [s for s in dict.fromkeys(scored) if s in sealed]
     config = fingerprint(config_files, options)

@@ -43,6 +43,13 @@ class Interval:
         return f"{fmt.format(self.estimate)} [{fmt.format(self.low)}, {fmt.format(self.high)}] ({how})"
 
 
+def family_level(parts: int, level: float = LEVEL) -> float:
+    """Bonferroni's level for each of PARTS intervals when any one of them can decide a claim (a union: "one pair is
+    reversed", "one part misses its goal"), so the claim errs at most 1 - LEVEL; a claim that needs all of them (an
+    intersection) keeps LEVEL."""
+    return 1 - (1 - level) / max(parts, 1)
+
+
 def compare(diff: Interval, paper_sign: int) -> str:
     """The verdict on a difference DIFF (A - B) when the paper says its sign is PAPER_SIGN (+1: A above B, -1: below)."""
     if paper_sign not in (1, -1):

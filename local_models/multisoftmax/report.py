@@ -787,7 +787,7 @@ def switchoff_line(t7: List[dict], ev: Evidence) -> Optional[str]:
         verdict = V.NOT_MET if cut is None or cut < 40 else V.goal(iv, 1.0, "<=")
         return (V.sentence(claim, verdict, iv, "dev") + " The T_avg cut is judged on its point (not every scored "
                 "utterance has its T in decoder_frames and a speaker).")
-    family = 1 - (1 - V.LEVEL) / 2
+    family = V.family_level(2)
     cut_f, iv_f = ev.t_cut(key(chosen), key(full), family), ev.diff(key(chosen), key(full), family)
     if V.NOT_MET in (V.goal(cut_f, 40.0, ">="), V.goal(iv_f, 1.0, "<=")):
         verdict, cut_iv, iv = V.NOT_MET, cut_f, iv_f

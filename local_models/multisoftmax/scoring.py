@@ -163,14 +163,14 @@ def espnet_row(name: str, c: Counts) -> str:
 
 
 def wer_diff_interval(a: Mapping[str, tuple], b: Mapping[str, tuple], clusters: Mapping[str, str],
-                      what: str = "speakers", n: int = 2000, seed: int = 0, level: float = 0.95):
+                      what: str = "speakers", n: int = 2000, seed: int = 0, level: Optional[float] = None):
     """WER(a) - WER(b) in points over the utterances both decoded, with a paired percentile bootstrap interval
     (common/verdict.bootstrap) that resamples whole CLUSTERS ({utt: speaker}): the utterances of one speaker are
     not independent draws, so 91 utterances of 12 speakers give an interval as wide as 12 speakers warrant.
     A / B: {utt: (word errors, reference words)}. None when fewer than 2 clusters or no reference words."""
     import numpy as np
 
-    from local_models.common.verdict import bootstrap
+    from local_models.common.verdict import LEVEL, bootstrap
 
     common = sorted(set(a) & set(b))
     missing = [u for u in common if u not in clusters]
@@ -185,7 +185,8 @@ def wer_diff_interval(a: Mapping[str, tuple], b: Mapping[str, tuple], clusters: 
     def diff(x, y, words):
         return 100.0 * (x.sum() - y.sum()) / max(words.sum(), 1.0)
 
-    return bootstrap(diff, ea, eb, w, clusters=labels, n=n, seed=seed, what=what, level=level)
+    return bootstrap(diff, ea, eb, w, clusters=labels, n=n, seed=seed, what=what,
+                     level=LEVEL if level is None else level)
 
 
 ESPNET_HEADER = ["|dataset|Snt|Wrd|Corr|Sub|Del|Ins|Err|S.Err|", "|---|---|---|---|---|---|---|---|---|"]

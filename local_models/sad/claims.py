@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from local_models.common.verdict import (DOES_NOT_HOLD, HOLDS, LEVEL, MET, NOT_MET, NOT_SHOWN, NOT_TOLD_APART,
-                                         Interval, bootstrap, compare, goal)
+                                         Interval, bootstrap, compare, family_level, goal)
 
 from .metrics import CHUNK_S, dcf_of_counts
 
@@ -93,7 +93,7 @@ def ordering_verdict(rows: Dict[str, Sequence], pairs: Sequence[Tuple[str, str]]
     among len(PAIRS): a union, so those intervals are Bonferroni-adjusted (99 % for 5 pairs), else five chances at
     2.5 % (one side of a 95 % interval) would call a true ordering reversed up to about one time in eight."""
     judged, adjusted = [], []
-    family = 1 - (1 - LEVEL) / max(len(pairs), 1)
+    family = family_level(len(pairs))
     for a, b in pairs:
         name = f"{labels[a]} - {labels[b]}"
         iv = dcf_diff(rows[a], rows[b], key)

@@ -250,7 +250,7 @@ def ordering_lines(systems: dict, s: str, key: str = "abx", only: str = None):
         return {}, [], 0
     scored = [(n, systems[n][s]) for n in candidates(systems) if has(systems[n].get(s)) and only in (None, n)]
     family = sum(len(seed_values(m, key)) >= 2 for _, m in scored) if len(seed_values(conv, key)) >= 2 else 0
-    level = 1 - (1 - vd.LEVEL) / max(family, 1)
+    level = vd.family_level(family)
     verdicts, lines = {}, []
     for n, m in scored:
         verdicts[n], line = ordering_verdict(n, m, conv, key, level)
