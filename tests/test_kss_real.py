@@ -7,6 +7,7 @@ https://packages.debian.org/bookworm/all/tuxpaint-stamps-default/filelist), each
 `<stem>_desc_es.ogg`, 44.1 kHz stereo Ogg Vorbis.
 """
 import io
+import json
 import shutil
 import subprocess
 import types
@@ -189,3 +190,33 @@ def test_real_corpus_stages_1_to_3(recipe):
 def test_unknown_corpus_is_an_error(recipe):
     proc = run_recipe(recipe, "--corpus", "klingon", "--stage", "1", "--stop-stage", "1", check=False)
     assert proc.returncode != 0 and "--corpus klingon: kss or real" in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def smoked(recipe):
+    """The same recipe copy through stages 4-6 at smoke size: one epoch of every system, 2 PWG steps."""
+    run_recipe(recipe, "--corpus", "real", "--stage", "4", "--stop-stage", "6", "--nj", "1", "--ngpu", "0",
+               "--train-args", "--max_epoch 1 --batch_size 4 --use_matplotlib false", "--griffin-lim-iters", "4",
+               "--pwg-max-steps", "2", "--bench-repeats", "1", "--bench-threads", "1", "--mcd-f0-method", "dio")
+    return recipe
+
+
+@needs_venv
+@needs_sox
+@needs_espeak
+def test_real_corpus_trains_decodes_and_scores_at_smoke_size(smoked):
+    work = smoked / "exp" / "real"
+    results = json.loads((work / "exp" / "results.json").read_text())
+    assert "ONE real reader" in results["corpus"]
+    for s in ("jdit", "tacotron2", "transformer", "fastspeech"):
+        test = results["systems"][s]["test"]
+        wavs = read_table(work / "exp" / f"tts_{s}" / "decode_test" / "wav.scp")
+        assert len(wavs) == 1 and test["mcd"] > 0, s  # the one test clip, spoken and scored against its recording
+        ood = read_table(work / "exp" / f"tts_{s}" / "decode_ood" / "wav.scp")
+        assert len(ood) == 12, s  # text-only: synthesised, no reference
+    assert "duration_mae" not in results["systems"]["jdit"]["test"]  # recorded speech: no true phone times
+    # the report beside run.sh, never the Korean run's RESULTS.md; one look at each sealed set
+    md = (smoked / "RESULTS_real.md").read_text(encoding="utf-8")
+    assert (smoked / "RESULTS.md").read_bytes() == (RECIPE / "RESULTS.md").read_bytes()
+    assert "ONE real reader" in md and "No reference durations" in md
+    assert results["sealed_looks"]["looks"] == {"test": 1}  # ood: text only, nothing to score against
