@@ -209,3 +209,14 @@ def test_stage8_records_its_looks_and_the_trained_nets(tmp_path, monkeypatch):
     assert main(args[:-7]) == 0  # without --sealed: no look counted, the record stays as it was
     assert json.loads((tmp_path / "exp" / "results.json").read_text())["sealed_looks"]["looks"] == {"eval": 1}
     assert main(args + ["bad"]) == 1  # an option that is not KEY=VALUE: an error, not a look
+
+
+def test_a_goal_part_missing_its_bound_at_95_only_is_not_shown():
+    from local_models.common.verdict import Interval
+
+    dcf = ("DCF", "met", Interval(-5.0, -6.0, -4.0), "")
+    music_95 = ("FA music", "NOT met", Interval(15.0, 10.5, 19.0), "")  # above the 10 % bound at 95 % ...
+    music_f = ("FA music", "not shown", Interval(15.0, 9.5, 20.0, 0.975), "")  # ... not at 97.5 % (one of 2 parts)
+    assert claims.combine_goals([dcf, music_95], [dcf, music_f]) == "not shown"
+    assert claims.combine_goals([dcf, music_95]) == "NOT met"  # without the family's intervals
+    assert claims.combine_goals([dcf, ("FA music", "met", Interval(5.0, 3.0, 7.0), "")]) == "met"

@@ -110,3 +110,20 @@ def test_family_level_is_bonferronis():
 
     assert family_level(5) == pytest.approx(0.99) and family_level(2) == pytest.approx(0.975)
     assert family_level(1) == family_level(0) == pytest.approx(0.95)  # one part (or none): no adjustment
+
+
+def test_a_claim_of_several_parts_is_negative_on_a_family_wise_interval_and_positive_on_every_95_one():
+    M, S, N = v.MET, v.NOT_SHOWN, v.NOT_MET
+    assert v.conjunction([M, M, M], [M, S, M]) == M  # every part met at 95 %: met (an intersection needs no adjustment)
+    assert v.conjunction([M, N, M], [M, S, M]) == S  # missed at 95 % only: one of three chances, not shown
+    assert v.conjunction([M, N, M], [M, N, M]) == N  # missed on its family-wise interval too
+    assert v.conjunction([M, "no verdict"], [M, "no verdict"]) == "no verdict"  # a part without an interval
+    assert v.conjunction(["no verdict", N], ["no verdict", N]) == N  # ... unless another part decides
+    assert v.conjunction([v.HOLDS, v.HOLDS], [v.HOLDS, v.NOT_TOLD_APART]) == v.HOLDS
+    assert v.conjunction([v.HOLDS, v.DOES_NOT_HOLD], [v.HOLDS, v.NOT_TOLD_APART]) == v.NOT_TOLD_APART
+    assert v.conjunction([v.HOLDS, v.DOES_NOT_HOLD], [v.HOLDS, v.DOES_NOT_HOLD]) == v.DOES_NOT_HOLD
+    with pytest.raises(ValueError, match="mixed"):
+        v.conjunction([M, v.HOLDS], [M, v.HOLDS])
+    with pytest.raises(ValueError, match="both levels"):
+        v.conjunction([M, M], [M])
+    assert v.Interval(1.0, 0.5, 1.5, v.family_level(3)).text() == "+1.00 [+0.50, +1.50] (98.33 %)"

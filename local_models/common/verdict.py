@@ -8,6 +8,8 @@ Goals (LID >= 90 %, DCF <= 0.05): the interval's bound decides,
     met        the whole interval satisfies the goal (for >=: the low end; for <=: the high end),
     not shown  the goal lies inside the interval,
     NOT met    the whole interval misses it.
+Claims of several parts (every pair in order, every part of a goal): `conjunction`, positive when every part is at
+95 %, negative when one part is at Bonferroni's family-wise level (`family_level`).
 
 Intervals: `bootstrap` (percentile; resamples clusters, e.g. speakers or recordings, when items within one are not
 independent: utterances of 3 speakers are 3 draws, not 91), `wilson` (a proportion: scipy's binomtest), `welch` (the
@@ -39,7 +41,7 @@ class Interval:
 
     def text(self, fmt: str = "{:+.2f}") -> str:
         """'+1.23 [-0.50, +2.96] (95 % Wilson)'."""
-        how = f"{self.level * 100:g} %" + (f" {self.method}" if self.method else "")
+        how = f"{self.level * 100:.4g} %" + (f" {self.method}" if self.method else "")
         return f"{fmt.format(self.estimate)} [{fmt.format(self.low)}, {fmt.format(self.high)}] ({how})"
 
 
@@ -48,6 +50,30 @@ def family_level(parts: int, level: float = LEVEL) -> float:
     reversed", "one part misses its goal"), so the claim errs at most 1 - LEVEL; a claim that needs all of them (an
     intersection) keeps LEVEL."""
     return 1 - (1 - level) / max(parts, 1)
+
+
+_VOCABULARIES = ((MET, NOT_SHOWN, NOT_MET), (HOLDS, NOT_TOLD_APART, DOES_NOT_HOLD))  # (positive, undecided, negative)
+
+
+def conjunction(at_level: Sequence[str], at_family: Sequence[str]) -> str:
+    """The verdict on a claim that needs every one of its parts (a goal of several parts, an ordering of several
+    pairs). AT_LEVEL: each part's verdict on its LEVEL interval; AT_FAMILY: the same parts' verdicts on their
+    family_level(len(parts)) intervals. Negative (NOT met, does NOT hold) when one part is negative at the family
+    level: any one part can decide it, a union, so Bonferroni's level keeps the claim's error at 1 - LEVEL; positive
+    when every part is at LEVEL: an intersection needs no adjustment; else undecided (not shown, not told apart),
+    or the word of a part that has no interval (e.g. "no verdict")."""
+    if len(at_level) != len(at_family) or not at_level:
+        raise ValueError(f"conjunction: {len(at_level)} and {len(at_family)} parts; give each part at both levels")
+    words = [v for v in (*at_level, *at_family) if v in _VOCABULARIES[0] + _VOCABULARIES[1]]
+    vocabulary = next((k for k in _VOCABULARIES if all(v in k for v in words)), None)
+    if vocabulary is None:
+        raise ValueError(f"conjunction: goal and comparison verdicts mixed: {', '.join(words)}")
+    positive, undecided, negative = vocabulary
+    if negative in at_family:
+        return negative
+    if all(v == positive for v in at_level):
+        return positive
+    return next((v for v in at_level if v not in vocabulary), undecided)
 
 
 def compare(diff: Interval, paper_sign: int) -> str:

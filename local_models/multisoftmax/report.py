@@ -789,12 +789,10 @@ def switchoff_line(t7: List[dict], ev: Evidence) -> Optional[str]:
                 "utterance has its T in decoder_frames and a speaker).")
     family = V.family_level(2)
     cut_f, iv_f = ev.t_cut(key(chosen), key(full), family), ev.diff(key(chosen), key(full), family)
-    if V.NOT_MET in (V.goal(cut_f, 40.0, ">="), V.goal(iv_f, 1.0, "<=")):
-        verdict, cut_iv, iv = V.NOT_MET, cut_f, iv_f
-    elif (V.goal(cut_iv, 40.0, ">="), V.goal(iv, 1.0, "<=")) == (V.MET, V.MET):
-        verdict = V.MET
-    else:
-        verdict = V.NOT_SHOWN
+    verdict = V.conjunction([V.goal(cut_iv, 40.0, ">="), V.goal(iv, 1.0, "<=")],
+                            [V.goal(cut_f, 40.0, ">="), V.goal(iv_f, 1.0, "<=")])
+    if verdict == V.NOT_MET:  # decided by a family-wise interval: show those
+        cut_iv, iv = cut_f, iv_f
     shown = f"**{verdict}**" if verdict == V.MET else verdict
     return f"{claim}: {shown}, T_avg cut [%] {cut_iv.text('{:.1f}')}, WER increase {iv.text()}; chosen on dev."
 

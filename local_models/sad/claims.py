@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from local_models.common.verdict import (DOES_NOT_HOLD, HOLDS, LEVEL, MET, NOT_MET, NOT_SHOWN, NOT_TOLD_APART,
-                                         Interval, bootstrap, compare, family_level, goal)
+from local_models.common.verdict import (DOES_NOT_HOLD, HOLDS, LEVEL, MET, Interval, bootstrap, compare,
+                                         conjunction, family_level, goal)
 
 from .metrics import CHUNK_S, dcf_of_counts
 
@@ -58,31 +58,32 @@ def dcf_diff(rows_a: Sequence, rows_b: Sequence, key: str = "dcf", half_b: bool 
                      [r[col] for r in a], [r[col] for r in b], clusters=clusters, what=what, level=level)
 
 
-def fa_share(rows: Sequence, kind: str) -> Interval:
-    """Interval of the false-alarm share (%) of KIND over the chunks where it sounds over non-speech."""
+def fa_share(rows: Sequence, kind: str, level: float = LEVEL) -> Interval:
+    """Interval (at LEVEL) of the false-alarm share (%) of KIND over the chunks where it sounds over non-speech."""
     have = [r for r in rows if kind in r[5]]
     clusters, what = units(have)
     secs = [r[5][kind] for r in have]
     return bootstrap(lambda x: 100 * x[:, 1].sum() / x[:, 0].sum(), secs, clusters=clusters,
-                     what=f"{what} where {kind} sounds" if clusters is None else what)
+                     what=f"{what} where {kind} sounds" if clusters is None else what, level=level)
 
 
 def combine_comparisons(results: List[Tuple[str, Interval, str]],
                         reversed_: Optional[List[Tuple[str, Interval, str]]] = None) -> Tuple[str, str, Interval]:
-    """The claim A1 < B1 and A2 < B2 ...: (verdict, the pair that decides, its interval) from RESULTS [(pair,
-    interval, verdict)] at 95 % and REVERSED_ (the same pairs at the family-wise level; default RESULTS): does NOT
-    hold when one pair does not at the family-wise level (the first such), holds when every pair holds at 95 % (the
-    one nearest zero), else not told apart (the first pair that is not shown to hold; a pair above zero at 95 % but
-    not at the family-wise level is shown with the family-wise interval, the one that straddles zero)."""
-    family = {pair: iv for pair, iv, _ in (reversed_ if reversed_ is not None else results)}
-    for pair, iv, v in reversed_ if reversed_ is not None else results:
-        if v == DOES_NOT_HOLD:
-            return v, pair, iv
-    for pair, iv, v in results:
-        if v != HOLDS:
-            return NOT_TOLD_APART, pair, family[pair] if v == DOES_NOT_HOLD else iv
-    pair, iv, v = max(results, key=lambda r: r[1].high)  # all below zero: the weakest
-    return HOLDS, pair, iv
+    """The claim A1 < B1 and A2 < B2 ...: (verdict.conjunction's verdict, the pair that decides, its interval) from
+    RESULTS [(pair, interval, verdict)] at 95 % and REVERSED_ (the same pairs at the family-wise level; default
+    RESULTS). The pair shown: the first reversed at the family-wise level; when the claim holds, the one nearest
+    zero; else the first not shown to hold (a pair above zero at 95 % but not at the family-wise level with the
+    family-wise interval, the one that straddles zero)."""
+    family = reversed_ if reversed_ is not None else results
+    verdict = conjunction([v for _, _, v in results], [v for _, _, v in family])
+    if verdict == DOES_NOT_HOLD:
+        return next((v, pair, iv) for pair, iv, v in family if v == DOES_NOT_HOLD)
+    if verdict == HOLDS:
+        pair, iv, _ = max(results, key=lambda r: r[1].high)  # all below zero: the weakest
+        return verdict, pair, iv
+    wide = {pair: iv for pair, iv, _ in family}
+    pair, iv, v = next(r for r in results if r[2] != HOLDS)
+    return verdict, pair, wide[pair] if v == DOES_NOT_HOLD else iv
 
 
 def ordering_verdict(rows: Dict[str, Sequence], pairs: Sequence[Tuple[str, str]], key: str,
@@ -103,31 +104,29 @@ def ordering_verdict(rows: Dict[str, Sequence], pairs: Sequence[Tuple[str, str]]
     return combine_comparisons(judged, adjusted)
 
 
-def combine_goals(parts: List[Tuple[str, str, Optional[Interval], str]]) -> str:
-    """The goal of several parts [(name, verdict, interval, why)]: NOT met when one part is (its interval misses the
-    bound), else no verdict when a part has no interval, else met when all are, else not shown."""
-    verdicts = [p[1] for p in parts]
-    if NOT_MET in verdicts:
-        return NOT_MET
-    if NO_VERDICT in verdicts:
-        return NO_VERDICT
-    return MET if all(v == MET for v in verdicts) else NOT_SHOWN
+def combine_goals(parts: List[Tuple[str, str, Optional[Interval], str]],
+                  family: Optional[List[Tuple[str, str, Optional[Interval], str]]] = None) -> str:
+    """The goal of several PARTS [(name, verdict, interval, why)] at 95 % and FAMILY (the same parts at the
+    family-wise level, goal_parts(level=family_level(len(parts))); default PARTS): verdict.conjunction's rule, NOT
+    met when one part's family-wise interval misses its bound, else met when every 95 % one meets it, else no
+    verdict when a part has no interval, else not shown."""
+    return conjunction([p[1] for p in parts], [p[1] for p in (family if family is not None else parts)])
 
 
 def goal_parts(best_rows: Sequence, silero_rows: Sequence, fa_rows: Sequence, kinds: Sequence[str],
-               fa_bound: float) -> List[Tuple[str, str, Optional[Interval], str]]:
+               fa_bound: float, level: float = LEVEL) -> List[Tuple[str, str, Optional[Interval], str]]:
     """The eval_ood goal's parts [(name, verdict, interval or None, why none)]: the best system's DCF without collar
     at most half of silero-vad's (the difference below 0), and its false-alarm share of each of KINDS at most
-    FA_BOUND (FA_ROWS: its rows at the operating point judged)."""
+    FA_BOUND (FA_ROWS: its rows at the operating point judged); intervals at LEVEL."""
     out = []
     try:
-        iv = dcf_diff(best_rows, silero_rows, "dcf_no_collar", half_b=True)
+        iv = dcf_diff(best_rows, silero_rows, "dcf_no_collar", half_b=True, level=level)
         out.append(("DCF no collar - half of silero-vad's", goal(iv, 0.0, "<="), iv, ""))
     except NoInterval as e:
         out.append(("DCF no collar - half of silero-vad's", NO_VERDICT, None, str(e)))
     for kind in kinds:
         try:
-            iv = fa_share(fa_rows, kind)
+            iv = fa_share(fa_rows, kind, level)
             out.append((f"FA {kind}", goal(iv, 100 * fa_bound, "<="), iv, ""))
         except NoInterval as e:
             out.append((f"FA {kind}", NO_VERDICT, None, str(e)))

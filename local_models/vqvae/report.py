@@ -266,7 +266,7 @@ def pick_line(names, family: int, dev: str = "") -> str:
     why = f"no candidate has an ABX on `{dev}`" if dev else "this run has no dev ABX set"
     return (f"Candidates: {', '.join(f'`{n}`' for n in cands)} (declared in systems.py COMPARED, none picked: "
             f"{why}, and the lower of two on test would favour the Transformer); {each} is "
-            f"compared with `{CONV}` on its own" + (f", at {100 * (1 - 0.05 / family):g} % per interval "
+            f"compared with `{CONV}` on its own" + (f", at {100 * vd.family_level(family):.4g} % per interval "
                                                     f"(95 % over the {family} comparisons, Bonferroni)"
                                                     if family > 1 else "") + ".")
 
