@@ -177,6 +177,9 @@ def test_results_json_keeps_the_looks_and_the_verdicts(tmp_path, monkeypatch):
     from local_models.bin import jdit_score
 
     monkeypatch.chdir(tmp_path)
+    # scored from a modified checkout, every scoring is a look, whatever the checkout this test runs from
+    commit = {"now": "abc1234+dirty"}
+    monkeypatch.setattr("local_models.common.sealed.git_commit", lambda *a, **k: commit["now"])
     (tmp_path / "conf.yaml").write_text("a: 1\n")
     per_utt = {f"u{i}": dict(hyp_frames=90, ref_frames=100, mcd_sum_db=900.0 + i, frames=100,
                              mcd_1to1_sum_db=1200.0, frames_1to1=100) for i in range(3)}
@@ -210,6 +213,16 @@ def test_results_json_keeps_the_looks_and_the_verdicts(tmp_path, monkeypatch):
     (tmp_path / "conf.yaml").write_text("a: 2\n")  # another configuration: its looks start again
     jdit_score.main([*args, "--sets", "test"])
     assert json.loads((tmp_path / "exp/results.json").read_text())["sealed_looks"]["looks"] == {"test": 1}
+    # scored by a clean commit: the same files again are a rescoring; a changed one (an MCD) is another look
+    commit["now"] = "abc1234"
+    jdit_score.main([*args, "--sets", "test"])
+    jdit_score.main([*args, "--sets", "test"])
+    looks = json.loads((tmp_path / "exp/results.json").read_text())["sealed_looks"]
+    assert looks["looks"] == {"test": 2} and looks["rescored"] == {"test": 1}
+    mcd = tmp_path / "exp/tts_jdit/decode_test/mcd.json"
+    mcd.write_text(mcd.read_text().replace("9.01", "9.02", 1))
+    jdit_score.main([*args, "--sets", "test"])
+    assert json.loads((tmp_path / "exp/results.json").read_text())["sealed_looks"]["looks"] == {"test": 3}
     with pytest.raises(SystemExit, match="--option vocoder: expected KEY=VALUE"):
         jdit_score.main(["--systems", "jdit", "--corpus", "toy", "--sets", "test", "--option", "vocoder"])
 

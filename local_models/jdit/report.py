@@ -851,11 +851,24 @@ def score(opts: ScoreOptions) -> None:
     write_markdown(opts, rows, durs, judged, looks, results.get("environment"), results.get("headline"))
 
 
+def scored_outputs(exp, data, x: str) -> list:
+    """The files a scoring of set X reads (every system's synthesis record, MCD and attention maps, the aligner's
+    and the teacher's durations, the references): the same files scored again by the same clean commit are a
+    rescoring, not a look (common/sealed.py)."""
+    exp, data = Path(exp), Path(data)
+    return [*exp.glob(f"*/decode_{x}/synth.json"), *exp.glob(f"*/decode_{x}/mcd.json"),
+            *exp.glob(f"*/decode_{x}/att_ws/*.npy"), *exp.glob(f"tts_jdit/align_{x}/durations_*"),
+            exp / "tts_transformer" / f"teacher_{x}" / "durations" / "durations",
+            *(data / x / name for name in ("text_phn", *REFERENCES.values()))]
+
+
 def record_looks(opts: ScoreOptions, scored: Sequence[str]) -> dict:
-    """results.json's "sealed_looks" for this scoring of SCORED (score_looks over OPTS.config_files + options);
-    a run that scores no sealed set (a user's own set) keeps the looks of the run whose sealed rows it shows."""
-    looks = score_looks(opts.exp, [x for x in scored if (Path(opts.data) / x / "wav.scp").is_file()],
-                        opts.sealed_sets, opts.config_files, dict(opts.options))
+    """results.json's "sealed_looks" for this scoring of SCORED (score_looks over OPTS.config_files + options and
+    the files scored); a run that scores no sealed set (a user's own set) keeps the looks of the run whose sealed
+    rows it shows."""
+    sets = [x for x in scored if (Path(opts.data) / x / "wav.scp").is_file()]
+    looks = score_looks(opts.exp, sets, opts.sealed_sets, opts.config_files, dict(opts.options),
+                        {x: scored_outputs(opts.exp, opts.data, x) for x in sets})
     old = Path(opts.exp) / "results.json"
     if not looks["looks"] and old.is_file():
         return json.loads(old.read_text(encoding="utf-8")).get("sealed_looks") or looks
