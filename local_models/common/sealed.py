@@ -93,25 +93,25 @@ def _split(rows, set_name: str, config: str):
     return n_looks, n_re
 
 
-def looks(exp_dir, sets: Iterable[str], config: str) -> Dict[str, int]:
-    """{set: how many times it was looked at under CONFIG} from EXP_DIR/sealed_looks.tsv (rescorings of outputs
-    scored before not counted: rescorings)."""
-    rows = _rows(Path(exp_dir))
+def looks(exp_dir, sets: Iterable[str], config: str, rows: Optional[list] = None) -> Dict[str, int]:
+    """{set: how many times it was looked at under CONFIG} from EXP_DIR/sealed_looks.tsv (ROWS: the log as read
+    already; rescorings of outputs scored before not counted: rescorings)."""
+    rows = _rows(Path(exp_dir)) if rows is None else rows
     return {s: _split(rows, s, config)[0] for s in sets}
 
 
-def rescorings(exp_dir, sets: Iterable[str], config: str) -> Dict[str, int]:
+def rescorings(exp_dir, sets: Iterable[str], config: str, rows: Optional[list] = None) -> Dict[str, int]:
     """{set: how many scorings under CONFIG read outputs scored before}, the sets with any."""
-    rows = _rows(Path(exp_dir))
+    rows = _rows(Path(exp_dir)) if rows is None else rows
     counts = {s: _split(rows, s, config)[1] for s in sets}
     return {s: n for s, n in counts.items() if n}
 
 
-def earlier_looks(exp_dir, sets: Iterable[str], config: str) -> Dict[str, int]:
+def earlier_looks(exp_dir, sets: Iterable[str], config: str, rows: Optional[list] = None) -> Dict[str, int]:
     """{set: how many times it was scored under a configuration other than CONFIG}, the sets with any: a look under
     an earlier configuration came before a choice the current one holds (a system added, a rule changed), so the
     current configuration's count alone would read as a clean held-out score when it is not."""
-    rows = _rows(Path(exp_dir))
+    rows = _rows(Path(exp_dir)) if rows is None else rows
     others = {r["config"] for r in rows} - {config}
     counts = {s: sum(_split(rows, s, c)[0] for c in others) for s in sets}
     return {s: n for s, n in counts.items() if n}
@@ -193,8 +193,9 @@ def score_looks(exp_dir, scored: Iterable[str], sealed: Iterable[str], config_fi
     config = fingerprint(config_files, options)
     prints = {s: outputs_fingerprint(outputs[s], exp_dir) for s in scored_sealed if s in (outputs or {})}
     counts = record_look(exp_dir, scored_sealed, config, commit, prints) if scored_sealed else {}
-    earlier = earlier_looks(exp_dir, sealed, config)
-    rescored = rescorings(exp_dir, scored_sealed, config)
+    rows = _rows(Path(exp_dir))  # the log after this scoring, read once
+    earlier = earlier_looks(exp_dir, sealed, config, rows)
+    rescored = rescorings(exp_dir, scored_sealed, config, rows)
     return {"config": config, "looks": counts, **({"rescored": rescored} if rescored else {}),
             **({"earlier": earlier} if earlier else {})}
 
