@@ -4,6 +4,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -352,6 +353,24 @@ def test_stage4_trains_in_parallel_fastspeech_after_its_teacher(recipe):
 
 @needs_venv
 @needs_espeak
+def test_teacher_durations_are_tts_inferences_without_its_figures(recipe, tmp_path):
+    """The teacher pass (jdit_inference --durations_only true) writes what ESPnet2's tts_inference writes for the
+    same model and data, token for token, and none of its per-utterance figures."""
+    exp = recipe / "exp" / "tts_transformer"
+    fast = exp / "teacher_test"
+    args = ["--train_config", str(exp / "config.yaml"), "--model_file", str(exp / "valid.loss.best.pth"),
+            "--data_path_and_name_and_type", f"{recipe}/data/test/text_phn,text,text",
+            "--data_path_and_name_and_type", f"{recipe}/data/test/feats.scp,speech,kaldi_ark",
+            "--use_teacher_forcing", "true"]
+    subprocess.run([str(VENV), "-m", "local_models.bin.jdit_inference", *args, "--output_dir", str(tmp_path / "ref")],
+                   cwd=recipe, check=True, capture_output=True)
+    for name in ("durations/durations", "focus_rates/focus_rates"):
+        assert (fast / name).read_text() == (tmp_path / "ref" / name).read_text(), name
+    assert list((tmp_path / "ref" / "att_ws").glob("*.png")) and not (fast / "att_ws").exists()
+
+
+@needs_venv
+@needs_espeak
 def test_smoke_whole_recipe_one_epoch(recipe, tmp_path):
     """Stages 1-6: synthesised wavs, durations, RESULTS.md, results.json; then a data dir stages 2-3 never saw."""
     exp = recipe / "exp"
@@ -449,8 +468,6 @@ def test_smoke_whole_recipe_one_epoch(recipe, tmp_path):
 def test_packed_systems_speak_from_a_copy(recipe, tmp_path, monkeypatch):
     """Stage 7: an archive per system whose card carries its metrics; a copy of JDI-T's, away from the recipe,
     speaks a sentence the recipe never saw through the text-to-speech command; a baseline's through the API."""
-    import subprocess
-
     import torch
 
     from local_models.common.pack import read_card

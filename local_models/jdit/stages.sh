@@ -194,8 +194,9 @@ ordered_systems() {
     jdit_systems ordered "${systems}" || die "--systems '${systems}': see local_models/jdit/systems.py"
 }
 
-# teacher_durations SET: the Transformer's teacher-forced durations on data/SET (ESPnet2 tts_inference; one per
-# token + the final <sos/eos>, as FastSpeech reads them) -> exp/tts_transformer/teacher_SET/durations/durations
+# teacher_durations SET: the Transformer's teacher-forced durations on data/SET (ESPnet2's Text2Speech, without
+# tts_inference's per-utterance attention figures; one per token + the final <sos/eos>, as FastSpeech reads them)
+# -> exp/tts_transformer/teacher_SET/durations/durations
 # shellcheck disable=SC2086  # the launcher is a word list
 teacher_durations() {
     local x=$1 out=exp/tts_transformer/teacher_$1
@@ -206,7 +207,7 @@ teacher_durations() {
         --model_file "exp/tts_transformer/${inference_model}" \
         --data_path_and_name_and_type "data/${x}/text_phn,text,text" \
         --data_path_and_name_and_type "data/${x}/feats.scp,speech,kaldi_ark" \
-        --use_teacher_forcing true --output_dir "${out}"
+        --use_teacher_forcing true --durations_only true --output_dir "${out}"
     require "${out}/durations/durations" "the teacher-forced inference (see ${out}/inference.log)"
 }
 
