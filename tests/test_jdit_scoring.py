@@ -223,6 +223,10 @@ def test_results_json_keeps_the_looks_and_the_verdicts(tmp_path, monkeypatch):
     mcd.write_text(mcd.read_text().replace("9.01", "9.02", 1))
     jdit_score.main([*args, "--sets", "test"])
     assert json.loads((tmp_path / "exp/results.json").read_text())["sealed_looks"]["looks"] == {"test": 3}
+    # so is a new utt2spk (the bootstrap's clusters: it can move an interval with no output changed)
+    (tmp_path / "data/test/utt2spk").write_text("".join(f"{u} s{i % 2}\n" for i, u in enumerate(per_utt)))
+    jdit_score.main([*args, "--sets", "test"])
+    assert json.loads((tmp_path / "exp/results.json").read_text())["sealed_looks"]["looks"] == {"test": 4}
     with pytest.raises(SystemExit, match="--option vocoder: expected KEY=VALUE"):
         jdit_score.main(["--systems", "jdit", "--corpus", "toy", "--sets", "test", "--option", "vocoder"])
 

@@ -355,3 +355,31 @@ def test_results_json_pick_is_the_headlines_after_a_rescoring_with_fewer_systems
     assert picked == "trf_mfcc_k256" and results["headline"][0].startswith(
         f"Transformer VQ-VAE ABX below the conv VQ-VAE's (our frame rule), `{picked}`")
     assert f"-> `{picked}`" in (tmp_path / "RESULTS.md").read_text()
+
+
+def test_a_rescoring_of_the_same_files_by_a_clean_commit_is_not_a_look(tmp_path, monkeypatch):
+    """The scoring fingerprints what it reads (report.scored_outputs): the same ABX, bitrate and abx_na files scored
+    again by the same clean commit are a rescoring; any of them changed is another look at the sealed test set."""
+    import json
+
+    from local_models.vqvae.report import score
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("local_models.common.sealed.git_commit", lambda *a, **k: "abc1234")
+    systems = {"trf_mfcc_k128": {"test": 27.0}, "conv_mfcc_k256": {"test": 28.0}}
+    _exp(tmp_path, systems)
+
+    def looks():
+        score(list(systems), ["test"], "exp/inverter", "mini", sealed_sets=["test"])
+        return json.loads((tmp_path / "exp" / "results.json").read_text())["sealed_looks"]
+
+    assert looks()["looks"] == {"test": 1}
+    again = looks()
+    assert again["looks"] == {"test": 1} and again["rescored"] == {"test": 1}
+    (tmp_path / "exp" / "conv_mfcc_k256" / "abx_test.json").write_text(json.dumps({"abx_error": 28.5}))
+    assert looks()["looks"] == {"test": 2}
+    (tmp_path / "data" / "test").mkdir(parents=True)
+    (tmp_path / "data" / "test" / "abx_na").write_text("no phone times\n")  # read by the report: a new input
+    assert looks()["looks"] == {"test": 3}
+    monkeypatch.setattr("local_models.common.sealed.git_commit", lambda *a, **k: "abc1234+dirty")
+    assert looks()["looks"] == {"test": 4}  # a modified checkout: the code may differ, every scoring a look

@@ -859,7 +859,7 @@ def scored_outputs(exp, data, x: str) -> list:
     return [*exp.glob(f"*/decode_{x}/synth.json"), *exp.glob(f"*/decode_{x}/mcd.json"),
             *exp.glob(f"*/decode_{x}/att_ws/*.npy"), *exp.glob(f"tts_jdit/align_{x}/durations_*"),
             exp / "tts_transformer" / f"teacher_{x}" / "durations" / "durations",
-            *(data / x / name for name in ("text_phn", *REFERENCES.values()))]
+            *(data / x / name for name in ("text_phn", "utt2spk", *REFERENCES.values()))]  # utt2spk: clusters
 
 
 def record_looks(opts: ScoreOptions, scored: Sequence[str]) -> dict:

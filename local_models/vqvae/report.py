@@ -30,12 +30,14 @@ def _load(path: Path):
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def scored_outputs(exp: Path, inverter: Path, s: str) -> list:
+def scored_outputs(exp: Path, inverter: Path, s: str, data: Path = None) -> list:
     """The files a scoring of set S reads (every system's ABX and bitrate, the inverter's resynthesis records and
-    MCDs): the same files scored again by the same clean commit are a rescoring, not a look (common/sealed.py)."""
+    MCDs, DATA/S/abx_na): the same files scored again by the same clean commit are a rescoring, not a look
+    (common/sealed.py)."""
     return [*exp.glob(f"*/abx_{s}.json"), *exp.glob(f"*/codes_{s}/bitrate.json"),
             *inverter.glob(f"resynth_{s}/*/resynth.json"),
-            *(inverter / f"resynth_{s}" / name for name in ("mcd.json", "mcd_source.json"))]
+            *(inverter / f"resynth_{s}" / name for name in ("mcd.json", "mcd_source.json")),
+            *([data / s / "abx_na"] if data is not None else [])]
 
 
 def collect_system(exp: Path, name: str, sets) -> dict:
@@ -658,7 +660,7 @@ def score(systems, sets, inverter: str, corpus: str, exp="exp", results_md="RESU
     scored["inverter"] = collect_inverter(Path(inverter), sets)
     seen = [s for s in sets if any(s in by_set for by_set in scored.values())]  # a set without scores is no look
     looks = score_looks(exp, seen, sealed_sets, config_files, options,
-                        {s: scored_outputs(exp, Path(inverter), s) for s in seen})
+                        {s: scored_outputs(exp, Path(inverter), s, Path(data)) for s in seen})
     abx_na = no_abx_reason(Path(data) / sets[0], scored, sets[0])
     results = update_results(exp / "results.json", "zerospeech2019/unit1", corpus, scored,
                              headline=lambda systems: headline(systems, sets[0], abx_na, dev),
