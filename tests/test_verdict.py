@@ -70,6 +70,18 @@ def test_cluster_bootstrap_is_as_wide_as_the_clusters_warrant():
     assert min(means) - 0.01 <= clustered.low and clustered.high <= max(means) + 0.01
 
 
+def test_several_levels_from_one_set_of_resamples_equal_one_call_per_level():
+    """A claim of several parts needs each interval at 95 % and at the family-wise level: one resample set serves both."""
+    rng = np.random.default_rng(1)
+    x, y, spk = rng.normal(size=40), rng.normal(size=40), np.arange(40) // 4
+    stat = lambda a, b: (a - b).mean()  # noqa: E731
+    levels = (v.LEVEL, v.family_level(3))
+    both = v.bootstrap(stat, x, y, clusters=spk, level=levels, n=500)
+    assert both == tuple(v.bootstrap(stat, x, y, clusters=spk, level=lv, n=500) for lv in levels)
+    assert both[1].low < both[0].low and both[0].high < both[1].high  # the family-wise one is wider
+    assert v.bootstrap(stat, x, y, level=(0.9,), n=100)[0].level == 0.9  # a one-level tuple gives a tuple
+
+
 def test_paired_ratio_statistic():
     """WER difference: errors and words resampled together, utterance by utterance."""
     ea, eb, words = np.array([1, 0, 2, 3, 1, 0]), np.array([2, 1, 2, 4, 2, 1]), np.array([5, 4, 6, 8, 5, 3])

@@ -30,8 +30,6 @@ def write_durations(text2speech, data_path_and_name_and_type, output_dir) -> int
         collate_fn=TTSTask.build_collate_fn(text2speech.train_args, False), allow_variable_data_keys=False,
         inference=True)
     out = Path(output_dir)
-    (out / "durations").mkdir(parents=True, exist_ok=True)
-    (out / "focus_rates").mkdir(parents=True, exist_ok=True)
     n = 0
     with atomic_open(out / "durations" / "durations") as dur, atomic_open(out / "focus_rates" / "focus_rates") as foc:
         for keys, batch in loader:

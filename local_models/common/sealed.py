@@ -122,17 +122,22 @@ def record_look(exp_dir, sets: Iterable[str], config: str, commit: Optional[str]
     """One scoring of each of SETS under CONFIG (OUTPUTS: {set: outputs_fingerprint of what was scored}), appended to
     EXP_DIR/sealed_looks.tsv; returns the looks after it."""
     sets = list(sets)
-    exp_dir = Path(exp_dir)
+    return looks(exp_dir, sets, config, _append(Path(exp_dir), sets, config, commit, outputs))
+
+
+def _append(exp_dir: Path, sets: list, config: str, commit: Optional[str], outputs: Optional[Mapping[str, str]]):
+    """Appends one row per set to the log and returns the log's rows after it (read once: a damaged log is an
+    error before it grows)."""
     exp_dir.mkdir(parents=True, exist_ok=True)
-    _rows(exp_dir)  # a damaged log is an error before it grows
-    path = exp_dir / LOOKS
+    rows = _rows(exp_dir)
     commit = commit if commit is not None else git_commit(exp_dir)
     now = datetime.datetime.now().isoformat(timespec="seconds")
-    with open(path, "a", encoding="utf-8") as f:
+    new = [dict(zip(HEADER.split("\t"), (now, s, config, commit, (outputs or {}).get(s, NO_OUTPUTS)))) for s in sets]
+    with open(exp_dir / LOOKS, "a", encoding="utf-8") as f:
         if f.tell() == 0:
             f.write(HEADER + "\n")
-        f.write("".join(f"{now}\t{s}\t{config}\t{commit}\t{(outputs or {}).get(s, NO_OUTPUTS)}\n" for s in sets))
-    return looks(exp_dir, sets, config)
+        f.write("".join("\t".join(r.values()) + "\n" for r in new))
+    return rows + new
 
 
 def _times(counts: Mapping[str, int]) -> str:
@@ -192,8 +197,8 @@ def score_looks(exp_dir, scored: Iterable[str], sealed: Iterable[str], config_fi
     scored_sealed = [s for s in dict.fromkeys(scored) if s in sealed]
     config = fingerprint(config_files, options)
     prints = {s: outputs_fingerprint(outputs[s], exp_dir) for s in scored_sealed if s in (outputs or {})}
-    counts = record_look(exp_dir, scored_sealed, config, commit, prints) if scored_sealed else {}
-    rows = _rows(Path(exp_dir))  # the log after this scoring, read once
+    rows = _append(Path(exp_dir), scored_sealed, config, commit, prints) if scored_sealed else _rows(Path(exp_dir))
+    counts = looks(exp_dir, scored_sealed, config, rows)
     earlier = earlier_looks(exp_dir, sealed, config, rows)
     rescored = rescorings(exp_dir, scored_sealed, config, rows)
     return {"config": config, "looks": counts, **({"rescored": rescored} if rescored else {}),

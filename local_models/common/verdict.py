@@ -18,13 +18,14 @@ difference of two groups' means, e.g. seeds: scipy's ttest_ind).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 HOLDS, NOT_TOLD_APART, DOES_NOT_HOLD = "holds", "not told apart", "does NOT hold"
 MET, NOT_SHOWN, NOT_MET = "met", "not shown", "NOT met"
 LEVEL = 0.95
+Levels = Union[float, Tuple[float, ...]]  # bootstrap's LEVEL: one level, or several (intervals from one resample set)
 
 
 @dataclass(frozen=True)
@@ -99,10 +100,14 @@ def goal(value: Interval, threshold: float, direction: str) -> str:
 
 
 def bootstrap(stat: Callable[..., float], *arrays: Sequence, clusters: Optional[Sequence] = None,
-              level: float = LEVEL, n: int = 2000, seed: int = 0, what: str = "items") -> Interval:
+              level: Levels = LEVEL, n: int = 2000, seed: int = 0,
+              what: str = "items") -> Union[Interval, Tuple[Interval, ...]]:
     """Percentile bootstrap interval of STAT(*ARRAYS) (arrays aligned item by item, so paired data stay paired).
     With CLUSTERS (one label per item, e.g. the speaker), whole clusters are resampled with replacement: the interval
-    of data whose items within a cluster are alike is as wide as the number of clusters warrants."""
+    of data whose items within a cluster are alike is as wide as the number of clusters warrants. LEVEL a tuple
+    (e.g. (LEVEL, family_level(k)) for `conjunction`): a tuple of intervals, one per level, from one set of
+    resamples (the same intervals as one call per level with the same seed, for the price of one)."""
+    levels = level if isinstance(level, tuple) else (level,)
     data = [np.asarray(a, dtype=float) for a in arrays]
     size = len(data[0])
     if any(len(a) != size for a in data):
@@ -120,10 +125,13 @@ def bootstrap(stat: Callable[..., float], *arrays: Sequence, clusters: Optional[
     for i in range(n):
         idx = np.concatenate([groups[j] for j in rng.integers(len(groups), size=len(groups))])
         stats[i] = stat(*(a[idx] for a in data))
-    lo, hi = np.quantile(stats, [(1 - level) / 2, (1 + level) / 2])
     est = float(stat(*data))
     unit = what if clusters is None else "clusters" if what == "items" else what
-    return Interval(est, min(float(lo), est), max(float(hi), est), level, f"bootstrap over {len(groups)} {unit}")
+    out = []
+    for lv in levels:
+        lo, hi = np.quantile(stats, [(1 - lv) / 2, (1 + lv) / 2])
+        out.append(Interval(est, min(float(lo), est), max(float(hi), est), lv, f"bootstrap over {len(groups)} {unit}"))
+    return tuple(out) if isinstance(level, tuple) else out[0]
 
 
 def wilson(successes: int, trials: int, level: float = LEVEL, scale: float = 100.0) -> Interval:

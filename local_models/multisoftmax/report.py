@@ -209,13 +209,14 @@ class Evidence:
     chosen_on: str = ""                          # where the systems' choices were made (verdict.sentence's tail)
     row_t: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # setting -> {utt: T} (decoder_frames)
 
-    def diff(self, a: str, b: str, level: float = V.LEVEL) -> Optional[V.Interval]:
-        """WER(a) - WER(b) [points] with its speaker-resampling interval; None without both rows' errors."""
+    def diff(self, a: str, b: str, level: V.Levels = V.LEVEL) -> Optional[V.Interval]:
+        """WER(a) - WER(b) [points] with its speaker-resampling interval (a tuple of LEVEL: one per level); None
+        without both rows' errors."""
         if a not in self.row_utts or b not in self.row_utts:
             return None
         return wer_diff_interval(self.row_utts[a], self.row_utts[b], self.speakers, level=level)
 
-    def t_cut(self, a: str, b: str, level: float = V.LEVEL) -> Optional[V.Interval]:
+    def t_cut(self, a: str, b: str, level: V.Levels = V.LEVEL) -> Optional[V.Interval]:
         """How much setting A cuts T_avg below setting B [%] (100 (1 - T_avg(a) / T_avg(b)) over the utterances
         both scored), with a paired bootstrap interval resampling speakers; None unless every utterance scored in
         both settings (row_utts) has its T and speaker (an interval over a subset would not be the claim's)."""
@@ -779,16 +780,17 @@ def switchoff_line(t7: List[dict], ev: Evidence) -> Optional[str]:
     claim += (f" ({setting}: test T_avg {fmt(chosen.get('t_avg'))} vs {fmt(full['t_avg'])}, cut {fmt(cut, 0)} %; "
               f"WER {fmt(chosen.get('wer_avg'))} vs {fmt(full['wer_avg'])}, increase in points)")
     key = lambda m: f"switchoff_{m['tau']}_{m['s_th']}"  # noqa: E731
-    iv = ev.diff(key(chosen), key(full))
-    if iv is None:
+    levels = (V.LEVEL, V.family_level(2))  # each part at 95 % and at the two parts' family-wise level
+    ivs = ev.diff(key(chosen), key(full), levels)
+    if ivs is None:
         return f"{claim}: not judged (no per-utterance errors to resample)"
-    cut_iv = ev.t_cut(key(chosen), key(full))
-    if cut_iv is None:
+    iv, iv_f = ivs
+    cuts = ev.t_cut(key(chosen), key(full), levels)
+    if cuts is None:
         verdict = V.NOT_MET if cut is None or cut < 40 else V.goal(iv, 1.0, "<=")
         return (V.sentence(claim, verdict, iv, "dev") + " The T_avg cut is judged on its point (not every scored "
                 "utterance has its T in decoder_frames and a speaker).")
-    family = V.family_level(2)
-    cut_f, iv_f = ev.t_cut(key(chosen), key(full), family), ev.diff(key(chosen), key(full), family)
+    cut_iv, cut_f = cuts
     verdict = V.conjunction([V.goal(cut_iv, 40.0, ">="), V.goal(iv, 1.0, "<=")],
                             [V.goal(cut_f, 40.0, ">="), V.goal(iv_f, 1.0, "<=")])
     if verdict == V.NOT_MET:  # decided by a family-wise interval: show those

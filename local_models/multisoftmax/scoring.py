@@ -163,11 +163,12 @@ def espnet_row(name: str, c: Counts) -> str:
 
 
 def wer_diff_interval(a: Mapping[str, tuple], b: Mapping[str, tuple], clusters: Mapping[str, str],
-                      what: str = "speakers", n: int = 2000, seed: int = 0, level: Optional[float] = None):
+                      what: str = "speakers", n: int = 2000, seed: int = 0, level=None):
     """WER(a) - WER(b) in points over the utterances both decoded, with a paired percentile bootstrap interval
     (common/verdict.bootstrap) that resamples whole CLUSTERS ({utt: speaker}): the utterances of one speaker are
     not independent draws, so 91 utterances of 12 speakers give an interval as wide as 12 speakers warrant.
-    A / B: {utt: (word errors, reference words)}. None when fewer than 2 clusters or no reference words."""
+    A / B: {utt: (word errors, reference words)}. None when fewer than 2 clusters or no reference words. LEVEL a tuple:
+    one interval per level, from one set of resamples."""
     import numpy as np
 
     from local_models.common.verdict import LEVEL, bootstrap

@@ -11,9 +11,9 @@ collar, [tp, fp, tn, fn] without collar, {kind: [seconds the kind sounds over no
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
-from local_models.common.verdict import (DOES_NOT_HOLD, HOLDS, LEVEL, MET, Interval, bootstrap, compare,
+from local_models.common.verdict import (DOES_NOT_HOLD, HOLDS, LEVEL, MET, Interval, Levels, bootstrap, compare,
                                          conjunction, family_level, goal)
 
 from .metrics import CHUNK_S, dcf_of_counts
@@ -21,6 +21,9 @@ from .metrics import CHUNK_S, dcf_of_counts
 MIN_UNITS = 5  # recordings (else chunks) a bootstrap needs; fewer: no interval
 NO_VERDICT = "no verdict"
 COUNTS = {"dcf": 3, "dcf_no_collar": 4}  # results.json key -> the chunk row's counts column
+
+
+GoalPart = Tuple[str, str, Optional[Interval], str]  # (name, verdict, interval or None, why none)
 
 
 class NoInterval(ValueError):
@@ -48,8 +51,9 @@ def aligned(*row_lists: Sequence) -> List[list]:
 
 
 def dcf_diff(rows_a: Sequence, rows_b: Sequence, key: str = "dcf", half_b: bool = False,
-             level: float = LEVEL) -> Interval:
-    """Interval of DCF(A) - DCF(B) (x 0.5 for B with HALF_B), in % points, paired over the chunks both have."""
+             level: Levels = LEVEL) -> Union[Interval, Tuple[Interval, ...]]:
+    """Interval of DCF(A) - DCF(B) (x 0.5 for B with HALF_B), in % points, paired over the chunks both have (a
+    tuple of LEVEL: one interval per level, from one set of resamples)."""
     a, b = aligned(rows_a, rows_b)
     clusters, what = units(a)
     col = COUNTS[key]
@@ -58,8 +62,9 @@ def dcf_diff(rows_a: Sequence, rows_b: Sequence, key: str = "dcf", half_b: bool 
                      [r[col] for r in a], [r[col] for r in b], clusters=clusters, what=what, level=level)
 
 
-def fa_share(rows: Sequence, kind: str, level: float = LEVEL) -> Interval:
-    """Interval (at LEVEL) of the false-alarm share (%) of KIND over the chunks where it sounds over non-speech."""
+def fa_share(rows: Sequence, kind: str, level: Levels = LEVEL) -> Union[Interval, Tuple[Interval, ...]]:
+    """Interval (at LEVEL; a tuple: one per level) of the false-alarm share (%) of KIND over the chunks where it sounds
+    over non-speech."""
     have = [r for r in rows if kind in r[5]]
     clusters, what = units(have)
     secs = [r[5][kind] for r in have]
@@ -97,39 +102,42 @@ def ordering_verdict(rows: Dict[str, Sequence], pairs: Sequence[Tuple[str, str]]
     family = family_level(len(pairs))
     for a, b in pairs:
         name = f"{labels[a]} - {labels[b]}"
-        iv = dcf_diff(rows[a], rows[b], key)
+        iv, iv_f = dcf_diff(rows[a], rows[b], key, level=(LEVEL, family))
         judged.append((name, iv, compare(iv, -1)))
-        iv_f = dcf_diff(rows[a], rows[b], key, level=family)
         adjusted.append((name, iv_f, compare(iv_f, -1)))
     return combine_comparisons(judged, adjusted)
 
 
-def combine_goals(parts: List[Tuple[str, str, Optional[Interval], str]],
-                  family: Optional[List[Tuple[str, str, Optional[Interval], str]]] = None) -> str:
+def combine_goals(parts: List[GoalPart], family: Optional[List[GoalPart]] = None) -> str:
     """The goal of several PARTS [(name, verdict, interval, why)] at 95 % and FAMILY (the same parts at the
-    family-wise level, goal_parts(level=family_level(len(parts))); default PARTS): verdict.conjunction's rule, NOT
-    met when one part's family-wise interval misses its bound, else met when every 95 % one meets it, else no
+    family-wise level: goal_parts' list at family_level(len(parts)); default PARTS): verdict.conjunction's rule,
+    NOT met when one part's family-wise interval misses its bound, else met when every 95 % one meets it, else no
     verdict when a part has no interval, else not shown."""
     return conjunction([p[1] for p in parts], [p[1] for p in (family if family is not None else parts)])
 
 
 def goal_parts(best_rows: Sequence, silero_rows: Sequence, fa_rows: Sequence, kinds: Sequence[str],
-               fa_bound: float, level: float = LEVEL) -> List[Tuple[str, str, Optional[Interval], str]]:
-    """The eval_ood goal's parts [(name, verdict, interval or None, why none)]: the best system's DCF without collar
-    at most half of silero-vad's (the difference below 0), and its false-alarm share of each of KINDS at most
-    FA_BOUND (FA_ROWS: its rows at the operating point judged); intervals at LEVEL."""
-    out = []
-    try:
-        iv = dcf_diff(best_rows, silero_rows, "dcf_no_collar", half_b=True, level=level)
-        out.append(("DCF no collar - half of silero-vad's", goal(iv, 0.0, "<="), iv, ""))
-    except NoInterval as e:
-        out.append(("DCF no collar - half of silero-vad's", NO_VERDICT, None, str(e)))
-    for kind in kinds:
+               fa_bound: float, levels: Tuple[float, ...] = (LEVEL,)) -> List[List[GoalPart]]:
+    """The eval_ood goal's parts [(name, verdict, interval or None, why none)] at each of LEVELS (one list per level,
+    the intervals of each part from one set of resamples): the best system's DCF without collar at most half of
+    silero-vad's (the difference below 0), and its false-alarm share of each of KINDS at most FA_BOUND (FA_ROWS: its
+    rows at the operating point judged)."""
+    out = [[] for _ in levels]
+
+    def add(name, compute, judge):
         try:
-            iv = fa_share(fa_rows, kind, level)
-            out.append((f"FA {kind}", goal(iv, 100 * fa_bound, "<="), iv, ""))
+            for parts, iv in zip(out, compute()):
+                parts.append((name, judge(iv), iv, ""))
         except NoInterval as e:
-            out.append((f"FA {kind}", NO_VERDICT, None, str(e)))
+            for parts in out:
+                parts.append((name, NO_VERDICT, None, str(e)))
+
+    add("DCF no collar - half of silero-vad's",
+        lambda: dcf_diff(best_rows, silero_rows, "dcf_no_collar", half_b=True, level=tuple(levels)),
+        lambda iv: goal(iv, 0.0, "<="))
+    for kind in kinds:
+        add(f"FA {kind}", lambda kind=kind: fa_share(fa_rows, kind, tuple(levels)),
+            lambda iv: goal(iv, 100 * fa_bound, "<="))
     return out
 
 

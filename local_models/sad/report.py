@@ -13,7 +13,7 @@ from local_models.common.plots import pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, load_text, update_results
 from local_models.common.sealed import record_line
 from local_models.common.training import training_record
-from local_models.common.verdict import NOT_MET, family_level, sentence
+from local_models.common.verdict import LEVEL, NOT_MET, family_level, sentence
 
 from . import claims
 from .decisions import (FA_BOUND, FA_BOUND_KINDS, FA_BOUND_SUFFIX, PRIMARY_COLLAR, bounded_path, load_durations,
@@ -374,9 +374,8 @@ def ood_goal_line(systems: dict, dev: str, bounded: bool = False) -> Optional[st
     if not c["rows"] or not c["silero_rows"]:
         return (f"{claim}: {claims.NO_VERDICT}, an interval cannot be computed (no chunk rows in results.json: scored "
                 f"before they were kept) ({points}).")
-    parts = claims.goal_parts(c["rows"], c["silero_rows"], c["rows"], FA_BOUND_KINDS, FA_BOUND)
-    family = claims.goal_parts(c["rows"], c["silero_rows"], c["rows"], FA_BOUND_KINDS, FA_BOUND,
-                               family_level(len(parts)))
+    parts, family = claims.goal_parts(c["rows"], c["silero_rows"], c["rows"], FA_BOUND_KINDS, FA_BOUND,
+                                      (LEVEL, family_level(1 + len(FA_BOUND_KINDS))))
     verdict = claims.combine_goals(parts, family)
     if verdict == NOT_MET:  # decided by a family-wise interval: show those
         parts = family
