@@ -259,6 +259,9 @@ def test_real_path_trains_decodes_and_scores_at_smoke_size(recipe):
     assert "dev/test speakers are training speakers" in md
     assert "shared script: cs, nl, es, ca, fr (Latin)" in md  # vanilla's script LID: not applicable
     assert "5 = every decoder all the time, 5 languages" in md  # T_avg's top is the run's language count
+    table7 = md[md.index("## Table 7"):md.index("The paper's Table 7")]
+    assert "| tau [frames] | s_th | dev WER [%] | dev T_avg | WER [%] | T_avg |" in table7  # no Hindi: no Hi-IN column
+    assert "WER Hi-IN" not in table7 and all(r.count("|") == 9 for r in table7.splitlines() if r.startswith("|"))
     # every language's test utterance decoded LID-free, with a language chosen among the five
     chosen = {}
     for lang in LANGS:

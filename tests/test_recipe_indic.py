@@ -77,6 +77,7 @@ def test_every_system_is_trained_decoded_and_scored(recipe):
                                          / sum(s["utterances"] for s in stats), abs=1e-3)
     for table in ("Table 2", "Table 3", "Table 4", "Table 5", "Table 6", "Table 7", "Acceptance checks"):
         assert f"## {table}" in md
+    assert "| WER [%] | WER Hi-IN | T_avg |" in md and "(WER Hi-IN alone beside it)" in md  # Hindi: its column too
     assert "24.67 / 16.20 / 32.92 / 27.33 / 23.97" in md  # the paper's monolingual row beside ours
     # the smoke run leaves out multisoftmax_lsp and the onehot finetuning: RESULTS.md says so
     assert "**Not run this time**" in md and "multisoftmax_lsp, ft_onehot." in md
