@@ -307,16 +307,24 @@ seg_grid_dirs() {
     echo "${dirs}"
 }
 
-# train_seg_grid: every (L, S) point of ${seg_grid} but exp/seg_rnn's own trained, decoded on ${dev_set} and tuned
-# there (the Table 2 exp/seg_rnn stands for its own point; seg_grid_dirs lists them all)
+# train_seg_grid: every (L, S) point of ${seg_grid} but exp/seg_rnn's own trained (--nj at a time, as stage 4),
+# then decoded on ${dev_set} and tuned there (the Table 2 exp/seg_rnn stands for its own point; seg_grid_dirs lists
+# them all)
 train_seg_grid() {
-    local conf=conf/tuning/train_seg_rnn${train_config_suffix}.yaml main_ls ls L S d
+    local conf=conf/tuning/train_seg_rnn${train_config_suffix}.yaml main_ls ls L S d points=()
     main_ls=$(seg_rnn_point)
     for ls in ${seg_grid}; do
-        [ "${ls}" = "${main_ls}" ] && continue  # the Table 2 seg_rnn
+        [ "${ls}" = "${main_ls}" ] || points+=("${ls}")  # the Table 2 seg_rnn is trained already
+    done
+    for ls in ${points[@]+"${points[@]}"}; do
+        L=${ls%%:*}; S=${ls##*:}
+        train_pool train_model "${conf}" "exp/seg_grid/L${L}_S${S}" --model_conf "seg_len=${L}" \
+            --model_conf "seg_shift=${S}"
+    done
+    pool_wait
+    for ls in ${points[@]+"${points[@]}"}; do
         L=${ls%%:*}; S=${ls##*:}
         d=exp/seg_grid/L${L}_S${S}
-        train_model "${conf}" "${d}" --model_conf "seg_len=${L}" --model_conf "seg_shift=${S}"
         if stale "${d}/decode_${dev_set}/scores.scp" "${d}/${inference_model}"; then
             decode seg_rnn "${d}" "${d}" "${dev_set}"
         fi
