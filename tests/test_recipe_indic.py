@@ -82,6 +82,8 @@ def test_every_system_is_trained_decoded_and_scored(recipe):
     # the smoke run leaves out multisoftmax_lsp and the onehot finetuning: RESULTS.md says so
     assert "**Not run this time**" in md and "multisoftmax_lsp, ft_onehot." in md
     assert (recipe / "exp" / "images" / "switchoff.png").is_file()
+    assert "![switch-off trade-off](images/RESULTS/switchoff.png)" in md
+    assert (recipe / "images" / "RESULTS" / "switchoff.png").is_file()
     # run.sh's defaults: the LID loss balanced over the languages' training hours, an LSTM in the LID branch
     lid_conf = yaml.safe_load((recipe / "exp" / "multisoftmax_lid" / "config.yaml").read_text())["model_conf"]
     assert len(lid_conf["lid_class_weights"]) == 2 and lid_conf["lid_rnn_layers"] == 1

@@ -104,6 +104,10 @@ def test_full_run_writes_results(recipe):
     assert (recipe / "exp" / "cnn1d" / "train_data.txt").read_text().strip() == record
     assert f"| cnn1d | `conf/tuning/train_cnn1d_smoke.yaml` | {record} | " in md
     assert (recipe / "exp" / "images" / "dcf_vs_threshold.png").stat().st_size > 10000
+    # the report's figure beside it (tracked), not in the gitignored exp/
+    assert "![DCF vs threshold](images/RESULTS/dcf_vs_threshold.png)" in md and "](exp/images/" not in md
+    assert ((recipe / "images" / "RESULTS" / "dcf_vs_threshold.png").read_bytes()
+            == (recipe / "exp" / "images" / "dcf_vs_threshold.png").read_bytes())
     assert (recipe / "dump" / "train_aug" / "feats.scp").is_file()
     assert "## Robustness on eval_ood" in md and "Goal on eval_ood (held-out make)" in md
     # stage 6's FA-bounded points reach the decodes, results.json and the report (None where stage 6 found none)

@@ -103,6 +103,8 @@ def test_full_run_writes_results(recipe):
         assert title in md
     assert "| 21.91 | 170.42 |" in md  # the paper's numbers stand beside ours
     assert (recipe / "exp" / "images" / "abx_vs_bitrate.png").stat().st_size > 5000
+    assert "![ABX vs bitrate](images/RESULTS/abx_vs_bitrate.png)" in md
+    assert (recipe / "images" / "RESULTS" / "abx_vs_bitrate.png").is_file()
 
 
 def test_resynthesis_in_target_voice(recipe):

@@ -28,7 +28,7 @@ import yaml
 from local_models.common import gpu_report
 from local_models.common import verdict as V
 from local_models.common.datadir import DataDirError, atomic_open, read_table
-from local_models.common.plots import pyplot, save_figure
+from local_models.common.plots import publish_figures, pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, update_results
 from local_models.common.sealed import check_tuning, record_line, score_looks
 
@@ -738,8 +738,9 @@ def write_md(path: Path, rows, t7, prm, langs, own_sets, extra_sets, *, corpus: 
             lines += [f"## Unseen test set {x}", ""]
             lines += wer_table(sub, list(UNSEEN_ROWS), {}, [l for l in langs], "mono") + [""]
     lines += gpu_report.section("indic/asr1") + [""]
+    text = publish_figures("\n".join(lines) + "\n", Path(exp) / "images", path)
     with atomic_open(path) as f:
-        f.write("\n".join(lines) + "\n")
+        f.write(text)
 
 
 def compare_line(claim: str, iv: Optional[V.Interval], paper_sign: int, on: str) -> str:

@@ -9,7 +9,7 @@ from typing import Optional
 
 from local_models.common import gpu_report
 from local_models.common.datadir import atomic_open
-from local_models.common.plots import pyplot, save_figure
+from local_models.common.plots import publish_figures, pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, load_text, update_results
 from local_models.common.sealed import record_line
 from local_models.common.training import training_record
@@ -499,7 +499,8 @@ TITLES = {"fearless_steps/sad1": "Fearless Steps SAD (paper 004)",
 DEFAULT_RECIPE = "fearless_steps/sad1"
 
 
-def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str, plot_ok: bool, grid=None):
+def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str, plot_ok: bool, grid=None,
+                     images: Optional[Path] = None):
     systems = results["systems"]
     recipe = results.get("recipe") or DEFAULT_RECIPE
     lines = [
@@ -584,8 +585,9 @@ def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str,
     if any(OOD_SET in m for m in systems.values()):
         lines.append(f"- A sealed set of a make not used so far, scored once with the FA-bounded rule frozen: {OOD_SET} "
                      "was looked at before that rule was added, so its goal line is not a held-out test of it.")
+    text = publish_figures("\n".join(lines) + "\n", images, path)  # IMAGES: the run's exp/images
     with atomic_open(path) as f:
-        f.write("\n".join(lines) + "\n")
+        f.write(text)
 
 
 def score_systems(exp: Path, systems, sets, data: Path) -> dict:
@@ -617,4 +619,4 @@ def write_reports(exp: Path, scored: dict, corpus: str, dev: str, evl: str, resu
                              extra=extra, headline=lambda systems: headline(systems, dev, evl),
                              trained=trained_nets(exp, scored))
     plot_ok = plot_sweeps(exp, list(scored), exp / "images" / "dcf_vs_threshold.png")
-    write_results_md(results_md, results, corpus, dev, evl, plot_ok, load_grid(exp))
+    write_results_md(results_md, results, corpus, dev, evl, plot_ok, load_grid(exp), Path(exp) / "images")

@@ -5,11 +5,12 @@ import json
 import re
 import statistics
 from pathlib import Path
+from typing import Optional
 
 from local_models.common import gpu_report
 from local_models.common import verdict as vd
 from local_models.common.datadir import atomic_open, read_table
-from local_models.common.plots import pyplot, save_figure
+from local_models.common.plots import publish_figures, pyplot, save_figure
 from local_models.common.results import environment_lines, headline_lines, update_results
 from local_models.common.sealed import record_line, score_looks
 from local_models.common.training import training_record
@@ -543,10 +544,10 @@ def dev_lines(systems: dict, dev: str) -> list:
 
 
 def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_ok: bool, training: str = "",
-             data: tuple = (), abx_na: str = "", dev: str = "") -> None:
+             data: tuple = (), abx_na: str = "", dev: str = "", images: Optional[Path] = None) -> None:
     """RESULTS.md. DATA: the '## Data (this run)' lines; ABX_NA: why the scored set has no ABX (a corpus without
     phone times): the ABX tables and checks give way to that reason and the claims checkable without ABX; DEV: the
-    set the ordering check's candidate is picked on ("" none)."""
+    set the ordering check's candidate is picked on ("" none); IMAGES: the run's exp/images (publish_figures)."""
     systems = results["systems"]
     s = sets[0]
     base = systems.get("mfcc_baseline", {}).get(s, {})
@@ -607,8 +608,9 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
         lines.append(not_done_ordering(ordering, dev_pick(systems, dev)[0]))
     lines.append("- Models are the tiny configs unless `--train-config-suffix \"\"` (paper size) was given: see "
                  "exp/<system>/config.yaml.")
+    text = publish_figures("\n".join(lines) + "\n", images, path)
     with atomic_open(path) as f:
-        f.write("\n".join(lines) + "\n")
+        f.write(text)
 
 
 def headline(systems: dict, s: str, abx_na: str = "", dev: str = "") -> list:
@@ -670,7 +672,7 @@ def score(systems, sets, inverter: str, corpus: str, exp="exp", results_md="RESU
     ok = plot({n: m for n, m in results["systems"].items() if n in systems}, sets[0],
               exp / "images" / "abx_vs_bitrate.png")
     write_md(Path(results_md), results, sets, corpus, inverter, ok, training_line(exp, systems, Path(inverter)),
-             tuple(data_lines(Path(data), sets)) if abx_na else (), abx_na, dev)
+             tuple(data_lines(Path(data), sets)) if abx_na else (), abx_na, dev, exp / "images")
     return scored
 
 
