@@ -35,14 +35,19 @@ def save_figure(fig, path, dpi: int = 100) -> Path:
     return path
 
 
-def publish_figures(text: str, images: Optional[Path], results_md) -> str:
-    """TEXT (a report) with each figure embedded as ![..](exp/images/<name>.png) copied from IMAGES (the run's
-    exp/images: gitignored, and not under the recipe's exp/ for a run in another work dir) to
-    images/<RESULTS_MD's stem>/ beside RESULTS_MD and linked there, so a committed report shows its figures; a figure
-    the run did not draw is said, not linked. Call it before writing RESULTS_MD (the figures are in place first);
-    figures of an earlier run that this one did not draw are removed."""
+
+def write_report(results_md, text: str, images: Optional[Path]) -> None:
+    """Write the report TEXT to RESULTS_MD with its figures beside it: each ![..](exp/images/<name>.png) of TEXT is
+    copied from IMAGES (the run's exp/images: gitignored, and not under the recipe's exp/ for a run in another work
+    dir) to images/<RESULTS_MD's stem>/ and linked there, so a committed report shows its figures; one the run did not
+    draw (or IMAGES None) is said, not linked. The figures are staged first and put in place after the report is
+    written; figures the previous report at RESULTS_MD linked there and this one does not are removed then (nothing
+    else in that folder is touched)."""
+    from .datadir import atomic_open
+
     results_md = Path(results_md)
-    dest = results_md.parent / "images" / results_md.stem
+    rel = f"images/{results_md.stem}"
+    dest = results_md.parent / rel
     drawn = []
 
     def link(m):
@@ -50,16 +55,23 @@ def publish_figures(text: str, images: Optional[Path], results_md) -> str:
         if images is None or not (Path(images) / name).is_file():
             return f"(figure not drawn in this run: {alt})"
         drawn.append(name)
-        return f"![{alt}](images/{results_md.stem}/{name})"
+        return f"![{alt}]({rel}/{name})"
 
     text = _EMBED.sub(link, text)
-    if drawn:
-        dest.mkdir(parents=True, exist_ok=True)
-    for name in drawn:
-        tmp = dest / f".{name}.tmp"
-        shutil.copyfile(Path(images) / name, tmp)
-        os.replace(tmp, dest / name)
-    for old in dest.glob("*.png") if dest.is_dir() else ():
-        if old.name not in drawn:
-            old.unlink()
-    return text
+    before = set(re.findall(rf"\]\({re.escape(rel)}/([^)/\s]+\.png)\)", results_md.read_text(encoding="utf-8"))
+                 if results_md.is_file() else ())
+    staged = []
+    try:
+        for name in drawn:
+            dest.mkdir(parents=True, exist_ok=True)
+            staged.append((dest / f".{name}.tmp", dest / name))
+            shutil.copyfile(Path(images) / name, staged[-1][0])
+        with atomic_open(results_md) as f:
+            f.write(text)
+        for tmp, final in staged:
+            os.replace(tmp, final)
+    finally:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+    for name in before - set(drawn):
+        (dest / name).unlink(missing_ok=True)

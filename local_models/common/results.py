@@ -27,9 +27,10 @@ def git_commit(path=None) -> str:
             out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=where, capture_output=True, text=True)
             commit = out.stdout.strip()
             if commit:
-                # the reports a run rewrites do not make the code dirty (a rerun must name the same commit)
+                # the reports a run rewrites (and their figures, plots.write_report) do not make the code dirty (a
+                # rerun must name the same commit)
                 dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
-                                        ":!*RESULTS*.md", ":!benchmarks/results"], cwd=where,
+                                        ":!*RESULTS*.md", ":!*images/RESULTS*/*", ":!benchmarks/results"], cwd=where,
                                        capture_output=True, text=True).stdout.strip()
                 return commit + ("+dirty" if dirty else "")
         except OSError:

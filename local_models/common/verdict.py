@@ -46,6 +46,9 @@ class Interval:
         return f"{fmt.format(self.estimate)} [{fmt.format(self.low)}, {fmt.format(self.high)}] ({how})"
 
 
+Intervals = Union[Interval, Tuple[Interval, ...]]  # bootstrap's result: one per level of a tuple LEVEL
+
+
 def family_level(parts: int, level: float = LEVEL) -> float:
     """Bonferroni's level for each of PARTS intervals when any one of them can decide a claim (a union: "one pair is
     reversed", "one part misses its goal"), so the claim errs at most 1 - LEVEL; a claim that needs all of them (an
@@ -101,13 +104,13 @@ def goal(value: Interval, threshold: float, direction: str) -> str:
 
 def bootstrap(stat: Callable[..., float], *arrays: Sequence, clusters: Optional[Sequence] = None,
               level: Levels = LEVEL, n: int = 2000, seed: int = 0,
-              what: str = "items") -> Union[Interval, Tuple[Interval, ...]]:
+              what: str = "items") -> Intervals:
     """Percentile bootstrap interval of STAT(*ARRAYS) (arrays aligned item by item, so paired data stay paired).
     With CLUSTERS (one label per item, e.g. the speaker), whole clusters are resampled with replacement: the interval
     of data whose items within a cluster are alike is as wide as the number of clusters warrants. LEVEL a tuple
     (e.g. (LEVEL, family_level(k)) for `conjunction`): a tuple of intervals, one per level, from one set of
     resamples (the same intervals as one call per level with the same seed, for the price of one)."""
-    levels = level if isinstance(level, tuple) else (level,)
+    levels = tuple(level) if isinstance(level, (tuple, list)) else (level,)
     data = [np.asarray(a, dtype=float) for a in arrays]
     size = len(data[0])
     if any(len(a) != size for a in data):
@@ -131,7 +134,7 @@ def bootstrap(stat: Callable[..., float], *arrays: Sequence, clusters: Optional[
     for lv in levels:
         lo, hi = np.quantile(stats, [(1 - lv) / 2, (1 + lv) / 2])
         out.append(Interval(est, min(float(lo), est), max(float(hi), est), lv, f"bootstrap over {len(groups)} {unit}"))
-    return tuple(out) if isinstance(level, tuple) else out[0]
+    return tuple(out) if isinstance(level, (tuple, list)) else out[0]
 
 
 def wilson(successes: int, trials: int, level: float = LEVEL, scale: float = 100.0) -> Interval:

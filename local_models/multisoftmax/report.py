@@ -28,7 +28,7 @@ import yaml
 from local_models.common import gpu_report
 from local_models.common import verdict as V
 from local_models.common.datadir import DataDirError, atomic_open, read_table
-from local_models.common.plots import publish_figures, pyplot, save_figure
+from local_models.common.plots import pyplot, save_figure, write_report
 from local_models.common.results import environment_lines, headline_lines, update_results
 from local_models.common.sealed import check_tuning, record_line, score_looks
 
@@ -209,14 +209,14 @@ class Evidence:
     chosen_on: str = ""                          # where the systems' choices were made (verdict.sentence's tail)
     row_t: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # setting -> {utt: T} (decoder_frames)
 
-    def diff(self, a: str, b: str, level: V.Levels = V.LEVEL) -> Optional[V.Interval]:
+    def diff(self, a: str, b: str, level: V.Levels = V.LEVEL) -> Optional[V.Intervals]:
         """WER(a) - WER(b) [points] with its speaker-resampling interval (a tuple of LEVEL: one per level); None
         without both rows' errors."""
         if a not in self.row_utts or b not in self.row_utts:
             return None
         return wer_diff_interval(self.row_utts[a], self.row_utts[b], self.speakers, level=level)
 
-    def t_cut(self, a: str, b: str, level: V.Levels = V.LEVEL) -> Optional[V.Interval]:
+    def t_cut(self, a: str, b: str, level: V.Levels = V.LEVEL) -> Optional[V.Intervals]:
         """How much setting A cuts T_avg below setting B [%] (100 (1 - T_avg(a) / T_avg(b)) over the utterances
         both scored), with a paired bootstrap interval resampling speakers; None unless every utterance scored in
         both settings (row_utts) has its T and speaker (an interval over a subset would not be the claim's)."""
@@ -738,9 +738,7 @@ def write_md(path: Path, rows, t7, prm, langs, own_sets, extra_sets, *, corpus: 
             lines += [f"## Unseen test set {x}", ""]
             lines += wer_table(sub, list(UNSEEN_ROWS), {}, [l for l in langs], "mono") + [""]
     lines += gpu_report.section("indic/asr1") + [""]
-    text = publish_figures("\n".join(lines) + "\n", Path(exp) / "images", path)
-    with atomic_open(path) as f:
-        f.write(text)
+    write_report(path, "\n".join(lines) + "\n", Path(exp) / "images")
 
 
 def compare_line(claim: str, iv: Optional[V.Interval], paper_sign: int, on: str) -> str:
@@ -845,6 +843,7 @@ def plot_switchoff(t7, out: Path) -> None:
     pts = [(m["t_avg"], m["wer_avg"], f"{m['tau']}/{m['s_th']}") for m in t7
            if m.get("t_avg") is not None and m.get("wer_avg") is not None]
     if not pts:
+        out.unlink(missing_ok=True)  # an earlier run's figure is not this run's
         return
     fig, ax = plt.subplots(figsize=(5, 3.5))
     ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label="ours (all test sets)")

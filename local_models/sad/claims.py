@@ -11,10 +11,10 @@ collar, [tp, fp, tn, fn] without collar, {kind: [seconds the kind sounds over no
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from local_models.common.verdict import (DOES_NOT_HOLD, HOLDS, LEVEL, MET, Interval, Levels, bootstrap, compare,
-                                         conjunction, family_level, goal)
+from local_models.common.verdict import (DOES_NOT_HOLD, HOLDS, LEVEL, MET, Interval, Intervals, Levels, bootstrap,
+                                         compare, conjunction, family_level, goal)
 
 from .metrics import CHUNK_S, dcf_of_counts
 
@@ -51,7 +51,7 @@ def aligned(*row_lists: Sequence) -> List[list]:
 
 
 def dcf_diff(rows_a: Sequence, rows_b: Sequence, key: str = "dcf", half_b: bool = False,
-             level: Levels = LEVEL) -> Union[Interval, Tuple[Interval, ...]]:
+             level: Levels = LEVEL) -> Intervals:
     """Interval of DCF(A) - DCF(B) (x 0.5 for B with HALF_B), in % points, paired over the chunks both have (a
     tuple of LEVEL: one interval per level, from one set of resamples)."""
     a, b = aligned(rows_a, rows_b)
@@ -62,7 +62,7 @@ def dcf_diff(rows_a: Sequence, rows_b: Sequence, key: str = "dcf", half_b: bool 
                      [r[col] for r in a], [r[col] for r in b], clusters=clusters, what=what, level=level)
 
 
-def fa_share(rows: Sequence, kind: str, level: Levels = LEVEL) -> Union[Interval, Tuple[Interval, ...]]:
+def fa_share(rows: Sequence, kind: str, level: Levels = LEVEL) -> Intervals:
     """Interval (at LEVEL; a tuple: one per level) of the false-alarm share (%) of KIND over the chunks where it sounds
     over non-speech."""
     have = [r for r in rows if kind in r[5]]
@@ -110,19 +110,20 @@ def ordering_verdict(rows: Dict[str, Sequence], pairs: Sequence[Tuple[str, str]]
 
 def combine_goals(parts: List[GoalPart], family: Optional[List[GoalPart]] = None) -> str:
     """The goal of several PARTS [(name, verdict, interval, why)] at 95 % and FAMILY (the same parts at the
-    family-wise level: goal_parts' list at family_level(len(parts)); default PARTS): verdict.conjunction's rule,
+    family-wise level: goal_parts' second list; default PARTS): verdict.conjunction's rule,
     NOT met when one part's family-wise interval misses its bound, else met when every 95 % one meets it, else no
     verdict when a part has no interval, else not shown."""
     return conjunction([p[1] for p in parts], [p[1] for p in (family if family is not None else parts)])
 
 
 def goal_parts(best_rows: Sequence, silero_rows: Sequence, fa_rows: Sequence, kinds: Sequence[str],
-               fa_bound: float, levels: Tuple[float, ...] = (LEVEL,)) -> List[List[GoalPart]]:
-    """The eval_ood goal's parts [(name, verdict, interval or None, why none)] at each of LEVELS (one list per level,
-    the intervals of each part from one set of resamples): the best system's DCF without collar at most half of
-    silero-vad's (the difference below 0), and its false-alarm share of each of KINDS at most FA_BOUND (FA_ROWS: its
-    rows at the operating point judged)."""
-    out = [[] for _ in levels]
+               fa_bound: float) -> Tuple[List[GoalPart], List[GoalPart]]:
+    """The eval_ood goal's parts [(name, verdict, interval or None, why none)] at 95 % and at the parts' family-wise
+    level (family_level of their number; combine_goals' PARTS and FAMILY), each part's two intervals from one set of
+    resamples: the best system's DCF without collar at most half of silero-vad's (the difference below 0), and its
+    false-alarm share of each of KINDS at most FA_BOUND (FA_ROWS: its rows at the operating point judged)."""
+    levels = (LEVEL, family_level(1 + len(kinds)))
+    out: Tuple[List[GoalPart], List[GoalPart]] = ([], [])
 
     def add(name, compute, judge):
         try:
@@ -133,10 +134,10 @@ def goal_parts(best_rows: Sequence, silero_rows: Sequence, fa_rows: Sequence, ki
                 parts.append((name, NO_VERDICT, None, str(e)))
 
     add("DCF no collar - half of silero-vad's",
-        lambda: dcf_diff(best_rows, silero_rows, "dcf_no_collar", half_b=True, level=tuple(levels)),
+        lambda: dcf_diff(best_rows, silero_rows, "dcf_no_collar", half_b=True, level=levels),
         lambda iv: goal(iv, 0.0, "<="))
     for kind in kinds:
-        add(f"FA {kind}", lambda kind=kind: fa_share(fa_rows, kind, tuple(levels)),
+        add(f"FA {kind}", lambda kind=kind: fa_share(fa_rows, kind, levels),
             lambda iv: goal(iv, 100 * fa_bound, "<="))
     return out
 

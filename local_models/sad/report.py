@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Optional
 
 from local_models.common import gpu_report
-from local_models.common.datadir import atomic_open
-from local_models.common.plots import publish_figures, pyplot, save_figure
+from local_models.common.plots import pyplot, save_figure, write_report
 from local_models.common.results import environment_lines, headline_lines, load_text, update_results
 from local_models.common.sealed import record_line
 from local_models.common.training import training_record
-from local_models.common.verdict import LEVEL, NOT_MET, family_level, sentence
+from local_models.common.verdict import NOT_MET, family_level, sentence
 
 from . import claims
 from .decisions import (FA_BOUND, FA_BOUND_KINDS, FA_BOUND_SUFFIX, PRIMARY_COLLAR, bounded_path, load_durations,
@@ -374,8 +373,7 @@ def ood_goal_line(systems: dict, dev: str, bounded: bool = False) -> Optional[st
     if not c["rows"] or not c["silero_rows"]:
         return (f"{claim}: {claims.NO_VERDICT}, an interval cannot be computed (no chunk rows in results.json: scored "
                 f"before they were kept) ({points}).")
-    parts, family = claims.goal_parts(c["rows"], c["silero_rows"], c["rows"], FA_BOUND_KINDS, FA_BOUND,
-                                      (LEVEL, family_level(1 + len(FA_BOUND_KINDS))))
+    parts, family = claims.goal_parts(c["rows"], c["silero_rows"], c["rows"], FA_BOUND_KINDS, FA_BOUND)
     verdict = claims.combine_goals(parts, family)
     if verdict == NOT_MET:  # decided by a family-wise interval: show those
         parts = family
@@ -585,9 +583,7 @@ def write_results_md(path: Path, results: dict, corpus: str, dev: str, evl: str,
     if any(OOD_SET in m for m in systems.values()):
         lines.append(f"- A sealed set of a make not used so far, scored once with the FA-bounded rule frozen: {OOD_SET} "
                      "was looked at before that rule was added, so its goal line is not a held-out test of it.")
-    text = publish_figures("\n".join(lines) + "\n", images, path)  # IMAGES: the run's exp/images
-    with atomic_open(path) as f:
-        f.write(text)
+    write_report(path, "\n".join(lines) + "\n", images)  # IMAGES: the run's exp/images
 
 
 def score_systems(exp: Path, systems, sets, data: Path) -> dict:

@@ -314,7 +314,8 @@ train_seg_grid() {
     local conf=conf/tuning/train_seg_rnn${train_config_suffix}.yaml main_ls ls L S d points=()
     main_ls=$(seg_rnn_point)
     for ls in ${seg_grid}; do
-        [ "${ls}" = "${main_ls}" ] || points+=("${ls}")  # the Table 2 seg_rnn is trained already
+        # the Table 2 seg_rnn is trained already; a point given twice trains once (not twice at once into one dir)
+        [ "${ls}" = "${main_ls}" ] || [[ " ${points[*]-} " == *" ${ls} "* ]] || points+=("${ls}")
     done
     for ls in ${points[@]+"${points[@]}"}; do
         L=${ls%%:*}; S=${ls##*:}

@@ -9,8 +9,8 @@ from typing import Optional
 
 from local_models.common import gpu_report
 from local_models.common import verdict as vd
-from local_models.common.datadir import atomic_open, read_table
-from local_models.common.plots import publish_figures, pyplot, save_figure
+from local_models.common.datadir import read_table
+from local_models.common.plots import pyplot, save_figure, write_report
 from local_models.common.results import environment_lines, headline_lines, update_results
 from local_models.common.sealed import record_line, score_looks
 from local_models.common.training import training_record
@@ -547,7 +547,7 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
              data: tuple = (), abx_na: str = "", dev: str = "", images: Optional[Path] = None) -> None:
     """RESULTS.md. DATA: the '## Data (this run)' lines; ABX_NA: why the scored set has no ABX (a corpus without
     phone times): the ABX tables and checks give way to that reason and the claims checkable without ABX; DEV: the
-    set the ordering check's candidate is picked on ("" none); IMAGES: the run's exp/images (publish_figures)."""
+    set the ordering check's candidate is picked on ("" none); IMAGES: the run's exp/images (plots.write_report)."""
     systems = results["systems"]
     s = sets[0]
     base = systems.get("mfcc_baseline", {}).get(s, {})
@@ -608,9 +608,7 @@ def write_md(path: Path, results: dict, sets, corpus: str, inverter: str, plot_o
         lines.append(not_done_ordering(ordering, dev_pick(systems, dev)[0]))
     lines.append("- Models are the tiny configs unless `--train-config-suffix \"\"` (paper size) was given: see "
                  "exp/<system>/config.yaml.")
-    text = publish_figures("\n".join(lines) + "\n", images, path)
-    with atomic_open(path) as f:
-        f.write(text)
+    write_report(path, "\n".join(lines) + "\n", images)
 
 
 def headline(systems: dict, s: str, abx_na: str = "", dev: str = "") -> list:
