@@ -38,12 +38,12 @@ def test_a_failed_report_write_leaves_the_old_figures_and_no_staged_file(tmp_pat
     figures.mkdir()
     (figures / "grid.png").write_bytes(b"old")
     (tmp_path / "RESULTS.md").write_text("old report\n")
-    import local_models.common.datadir as datadir
+    from local_models.common import plots
 
     def broken(*a, **k):
         raise OSError("disk full")
 
-    monkeypatch.setattr(datadir, "atomic_open", broken)
+    monkeypatch.setattr(plots, "atomic_open", broken)
     try:
         write_report(tmp_path / "RESULTS.md", "![grid](exp/images/grid.png)\n", images)
     except OSError:

@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 from typing import Optional
 
+from .datadir import atomic_open
+
 _EMBED = re.compile(r"!\[([^\]]*)\]\(exp/images/([^)/\s]+\.png)\)")  # a report's figure: ![alt](exp/images/x.png)
 
 
@@ -43,8 +45,6 @@ def write_report(results_md, text: str, images: Optional[Path]) -> None:
     draw (or IMAGES None) is said, not linked. The figures are staged first and put in place after the report is
     written; figures the previous report at RESULTS_MD linked there and this one does not are removed then (nothing
     else in that folder is touched)."""
-    from .datadir import atomic_open
-
     results_md = Path(results_md)
     rel = f"images/{results_md.stem}"
     dest = results_md.parent / rel

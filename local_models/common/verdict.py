@@ -110,7 +110,8 @@ def bootstrap(stat: Callable[..., float], *arrays: Sequence, clusters: Optional[
     of data whose items within a cluster are alike is as wide as the number of clusters warrants. LEVEL a tuple
     (e.g. (LEVEL, family_level(k)) for `conjunction`): a tuple of intervals, one per level, from one set of
     resamples (the same intervals as one call per level with the same seed, for the price of one)."""
-    levels = tuple(level) if isinstance(level, (tuple, list)) else (level,)
+    several = isinstance(level, (tuple, list))
+    levels = tuple(level) if several else (level,)
     data = [np.asarray(a, dtype=float) for a in arrays]
     size = len(data[0])
     if any(len(a) != size for a in data):
@@ -134,7 +135,7 @@ def bootstrap(stat: Callable[..., float], *arrays: Sequence, clusters: Optional[
     for lv in levels:
         lo, hi = np.quantile(stats, [(1 - lv) / 2, (1 + lv) / 2])
         out.append(Interval(est, min(float(lo), est), max(float(hi), est), lv, f"bootstrap over {len(groups)} {unit}"))
-    return tuple(out) if isinstance(level, (tuple, list)) else out[0]
+    return tuple(out) if several else out[0]
 
 
 def wilson(successes: int, trials: int, level: float = LEVEL, scale: float = 100.0) -> Interval:
