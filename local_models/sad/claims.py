@@ -11,6 +11,7 @@ collar, [tp, fp, tn, fn] without collar, {kind: [seconds the kind sounds over no
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from local_models.common.verdict import (DOES_NOT_HOLD, HOLDS, LEVEL, MET, Interval, Intervals, Levels, bootstrap,
@@ -123,23 +124,19 @@ def goal_parts(best_rows: Sequence, silero_rows: Sequence, fa_rows: Sequence, ki
     resamples: the best system's DCF without collar at most half of silero-vad's (the difference below 0), and its
     false-alarm share of each of KINDS at most FA_BOUND (FA_ROWS: its rows at the operating point judged)."""
     levels = (LEVEL, family_level(1 + len(kinds)))
-    out: Tuple[List[GoalPart], List[GoalPart]] = ([], [])
 
-    def add(name, compute, judge):
+    def judged(name: str, bound: float, intervals) -> List[GoalPart]:
+        """NAME's part at each level: INTERVALS() gives its interval at each of LEVELS, each judged against BOUND."""
         try:
-            for parts, iv in zip(out, compute()):
-                parts.append((name, judge(iv), iv, ""))
+            return [(name, goal(iv, bound, "<="), iv, "") for iv in intervals()]
         except NoInterval as e:
-            for parts in out:
-                parts.append((name, NO_VERDICT, None, str(e)))
+            return [(name, NO_VERDICT, None, str(e))] * len(levels)
 
-    add("DCF no collar - half of silero-vad's",
-        lambda: dcf_diff(best_rows, silero_rows, "dcf_no_collar", half_b=True, level=levels),
-        lambda iv: goal(iv, 0.0, "<="))
-    for kind in kinds:
-        add(f"FA {kind}", lambda kind=kind: fa_share(fa_rows, kind, levels),
-            lambda iv: goal(iv, 100 * fa_bound, "<="))
-    return out
+    by_part = [judged("DCF no collar - half of silero-vad's", 0.0,
+                      partial(dcf_diff, best_rows, silero_rows, "dcf_no_collar", half_b=True, level=levels))]
+    by_part += [judged(f"FA {kind}", 100 * fa_bound, partial(fa_share, fa_rows, kind, levels)) for kind in kinds]
+    at_95, at_family = (list(parts) for parts in zip(*by_part))
+    return at_95, at_family
 
 
 def shown(verdict: str) -> str:
