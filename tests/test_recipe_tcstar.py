@@ -88,6 +88,10 @@ def test_full_run_trains_and_scores_every_model(recipe):
     assert "Table 2 shape" in md and "| 5.18 |" in md and "| 5.43 |" in md  # the paper's numbers stand beside ours
     assert "MCD gap SALAD - RNN" in md
     assert (recipe / "exp" / "images" / "f0_hist_M1.png").is_file()
+    # Fig. 2 shown in the report, copied beside it (exp/ is not committed)
+    assert "![F0 histograms, M1](images/RESULTS/f0_hist_M1.png)" in md
+    assert (recipe / "images" / "RESULTS" / "f0_hist_M1.png").read_bytes() == \
+        (recipe / "exp" / "images" / "f0_hist_M1.png").read_bytes()
 
 
 def test_duration_model_and_predicted_duration_synthesis_are_scored(recipe):
@@ -265,6 +269,7 @@ def test_latency_benchmark_per_precision_with_distortion(recipe):
     run(recipe, *SMALL, "--stage", "6", "--stop-stage", "6")
     md = (recipe / "RESULTS.md").read_text()
     assert "int8: at 1.5 s [s]" in md and "no pass / fail bar" in md and "windowed - full Big SALAD MCD" in md
+    assert "](images/RESULTS/latency_fp32.png)" in md and (recipe / "images" / "RESULTS" / "latency_fp32.png").is_file()
     # the CPU's own ceilings, measured in the same run: each model's achieved rate is stated as a share of them
     peaks = lat["by_precision"]["fp32"]["matmul_peaks"]
     assert peaks["mm_gflops"] > peaks["mv_gflops"] > 0 and lat["by_precision"]["int8"]["matmul_peaks"]["mm_gflops"] is None

@@ -15,8 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from local_models.common import gpu_report, verdict
-from local_models.common.datadir import atomic_open
-from local_models.common.plots import pyplot, save_figure
+from local_models.common.plots import pyplot, save_figure, write_report
 from local_models.common.results import environment_lines, headline_lines, load_text, update_results
 from local_models.common.sealed import looks, record_line, score_looks
 
@@ -579,20 +578,24 @@ def write_md(path: Path, results: dict, speakers, names, stds: dict, lat, corpus
         lines += ["## Two-stage synthesis: predicted durations (MUSA duration model)", "", *pred]
     lines += ["## Metric definitions", "", METRIC, "", *([METRIC_PRED, ""] if pred else [])]
     if stds:
-        lines += ["## Paper Fig. 2: F0 histograms (`exp/images/f0_hist_<spk>.png`)", "",
+        lines += ["## Paper Fig. 2: F0 histograms", "",
                   "Standard deviation of F0 over reference-voiced test frames (the paper: SALAD's F0 is flatter, "
                   "i.e. a smaller spread than the RNN's):", "",
                   "| Speaker | " + " | ".join(next(iter(stds.values())).keys()) + " |",
                   "| --- |" + " --- |" * len(next(iter(stds.values())))]
         lines += [f"| {spk} | " + " | ".join(f"{v:.1f} Hz" for v in d.values()) + " |" for spk, d in stds.items()]
-        lines.append("")
+        lines += ["", *(f"![F0 histograms, {spk}](exp/images/f0_hist_{spk}.png)" for spk in stds), ""]
     lines += ["## Paper Table 3 / Fig. 3: CPU inference latency", ""]
-    lines += latency_lines(lat) + [""] if lat else ["Not measured in this run: `python benchmarks/salad_latency.py` "
-                                                   "writes exp/latency.json and exp/images/latency.png.", ""]
+    if lat:
+        prec = lat.get("precision", "fp32")
+        lines += [*latency_lines(lat), "", f"![latency against generated length, {prec}](exp/images/latency_{prec}.png)",
+                  ""]
+    else:
+        lines += ["Not measured in this run: `python benchmarks/salad_latency.py` writes exp/latency.json and "
+                  "exp/images/latency_<precision>.png.", ""]
     lines += departure_lines(exp) if exp is not None else []
     lines += gpu_report.section(recipe) + [""]
-    with atomic_open(path) as f:
-        f.write("\n".join(lines))
+    write_report(path, "\n".join(lines), exp / "images" if exp is not None else None)
 
 
 def attach_latency(systems: dict, lat: dict, speakers) -> None:
