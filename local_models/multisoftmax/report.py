@@ -845,10 +845,16 @@ def plot_switchoff(t7, out: Path) -> None:
     if not pts:
         out.unlink(missing_ok=True)  # an earlier run's figure is not this run's
         return
+    pts.sort()
     fig, ax = plt.subplots(figsize=(5, 3.5))
-    ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label="ours (all test sets)")
+    ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label="ours (all test sets, tau/s_th)")
+    at: Dict[tuple, list] = {}  # settings that land on the same point share one label instead of overprinting
     for x, y, label in pts:
-        ax.annotate(label, (x, y), fontsize=7, textcoords="offset points", xytext=(3, 3))
+        at.setdefault((round(x, 1), round(y)), []).append(label)
+    for i, ((x, y), labels) in enumerate(at.items()):  # neighbours' labels alternate above and below the line
+        ax.annotate(", ".join(labels), (x, y), fontsize=7, textcoords="offset points",
+                    xytext=(3, 5) if i % 2 == 0 else (3, -11))
+    ax.margins(x=0.15, y=0.1)  # room for the labels of the outermost points
     ax.plot([p[3] for p in PAPER_T7], [p[2] for p in PAPER_T7], "s--", alpha=0.6, label="paper (Hi-IN subset)")
     chosen = [(m["t_avg"], m["wer_avg"]) for m in t7 if m.get("chosen_on_dev") and m.get("t_avg") is not None
               and m.get("wer_avg") is not None]
