@@ -13,7 +13,7 @@ precision also times a plain 1024 x 1024 matrix-matrix and matrix-vector product
 ceilings, against which each model's achieved GFLOP/s is stated (the speed-up is a property of the CPU).
 With --mcd, every precision also synthesises the speaker's test set with the trained models (exp/<spk>/<system>)
 and scores it (MCD against the reference), so the speed of a precision comes with its distortion.
-Writes <recipe>/exp/latency.json and exp/images/latency_<precision>.png.
+Writes <recipe>/exp/latency.json (--out) and images/latency_<precision>.png beside it.
 
   python benchmarks/salad_latency.py [--recipe egs/tcstar/tts1] [--precision fp32 bf16 int8] [--threads 2] [--mcd]
 """
@@ -200,6 +200,7 @@ def main(argv=None):
               **cpu_load(),
               "max_seconds": args.max_seconds,
               "config_suffix": args.config_suffix, "trained": args.trained, "by_precision": {}}
+    out = Path(args.out) if args.out else recipe / "exp" / "latency.json"
     for prec in args.precision:
         points, fits, params, mcd, macs, mcd_params = {}, {}, {}, {}, {}, {}
         for s in args.systems.split():
@@ -244,13 +245,12 @@ def main(argv=None):
             if mcd_params:  # the trained models scored (timed ones: fits[s]["params"])
                 report["mcd_model_params"] = mcd_params
             report["mcd_speaker"] = args.speaker
-        plot(points, fits, recipe / "exp" / "images" / f"latency_{prec}.png",
+        plot(points, fits, out.parent / "images" / f"latency_{prec}.png",  # beside the json the report reads
              f"CPU inference time, {prec}, {args.threads} thread(s) (paper Fig. 3)")
     # the headline (RESULTS.md Table 3): fp32 when measured, as the paper
     head = "fp32" if "fp32" in report["by_precision"] else args.precision[0]
     report.update(precision=head, fits=report["by_precision"][head]["fits"],
                   matmul_peaks=report["by_precision"][head]["matmul_peaks"])
-    out = Path(args.out) if args.out else recipe / "exp" / "latency.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1))
     print(f"salad_latency: {out}")

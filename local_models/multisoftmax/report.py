@@ -848,10 +848,10 @@ def plot_switchoff(t7, out: Path) -> None:
     pts.sort()
     fig, ax = plt.subplots(figsize=(5, 3.5))
     ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label="ours (all test sets, tau/s_th)")
-    at: Dict[tuple, list] = {}  # settings that land on the same point share one label instead of overprinting
+    at: Dict[tuple, tuple] = {}  # settings that land on one spot share a label (at the first's point): no overprint
     for x, y, label in pts:
-        at.setdefault((round(x, 1), round(y)), []).append(label)
-    for i, ((x, y), labels) in enumerate(at.items()):  # neighbours' labels alternate above and below the line
+        at.setdefault((round(x, 1), round(y)), (x, y, []))[2].append(label)
+    for i, (x, y, labels) in enumerate(at.values()):  # neighbours' labels alternate above and below the line
         ax.annotate(", ".join(labels), (x, y), fontsize=7, textcoords="offset points",
                     xytext=(3, 5) if i % 2 == 0 else (3, -11))
     ax.margins(x=0.15, y=0.1)  # room for the labels of the outermost points
