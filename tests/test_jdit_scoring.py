@@ -1,6 +1,7 @@
 """egs/kss/tts1 scoring (local_models/jdit/metrics.py, report.py): the length-penalising MCD beside the DTW MCD,
 baselines that did not converge left out of the ordering, and the interval verdicts (common/verdict.py)."""
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -125,8 +126,11 @@ def test_ordering_verdict_follows_the_interval_not_the_point(tmp_path):
     # speakers: the bootstrap resamples them, not the utterances
     (tmp_path / "data/test").mkdir(parents=True)
     (tmp_path / "data/test/utt2spk").write_text("".join(f"u{i} s{i % 3}\n" for i in range(8)))
-    line = report.judge(_opts(tmp_path), close, {})["ordering"][0]
-    assert "bootstrap over 3 speakers" in line
+    judged = report.judge(_opts(tmp_path), close, {})
+    assert "bootstrap over 3 speakers" in judged["ordering"][0]
+    # one seed per system: the report says the intervals do not cover training noise, where it judges anything
+    assert report.SEED_NOTE in report._verdict_lines(judged, {})
+    assert report.SEED_NOTE not in report._verdict_lines(dict(judged, lines=[]), {})
 
 
 def _durations(err, n_utts=10, tokens=6):
@@ -248,6 +252,12 @@ def test_readme_cell_reads_the_interval_verdicts(tmp_path):
     claims = report.headline(tmp_path / "exp", ("test",), rows, {}, report.judge(_opts(tmp_path), rows, {}))
     assert cell("egs/kss/tts1", claims) == (
         "MCD JDI-T 9.00 dB; vs FastSpeech (paper MOS 3.52 vs 3.23): not judged, not converged", True)
+    # FastSpeech not judged, Tacotron2 converged: its ordering (DTW, and 1:1 beside it) is the one the cell gives
+    rows["tacotron2"] = _row(11.0, failure=0.0, seed=4)
+    claims = report.headline(tmp_path / "exp", ("test",), rows, {}, report.judge(_opts(tmp_path), rows, {}))
+    text, ok = cell("egs/kss/tts1", claims)
+    assert ok and re.fullmatch(rf"MCD Tacotron2 − JDI-T \+\d\.\d\d dB \(paper MOS 3\.33 vs 3\.52\): "
+                               rf"{re.escape(HOLDS)}; 1:1 [^;]+", text), text
     old = ["`test` MCD: JDI-T (ours) 9.44 dB, FastSpeech 11.03 dB, Transformer 12.39 dB"]
     assert cell("egs/kss/tts1", old) == (f"MCD JDI-T 9.44 vs FastSpeech 11.03 dB (paper MOS 3.52 vs 3.23): {HOLDS}",
                                          True)

@@ -172,6 +172,13 @@ def _kss_verdicts(claims: List[str]) -> str:
     elif n:
         j = _find(claims, r"^`[^`]+` MCD \(DTW\): JDI-T \(ours\) ([\d.]+) dB")
         out = f"MCD JDI-T {j.group(1)} dB; vs FastSpeech (paper MOS 3.52 vs 3.23): not judged, not converged"
+        # FastSpeech not judged: the Tacotron2 ordering, where that baseline converged, is the one comparison left
+        # (paper Table 1's KSS MOS: Tacotron2 3.33, JDI-T 3.52)
+        t = {k: _find(claims, rf"^MCD \({k}\) on `[^`]+`, Tacotron2 − JDI-T \(ours\)[^:]*: (\*\*holds\*\*|"
+                              r"does NOT hold|not told apart), ([+-][\d.]+) \[", required=False) for k in ("DTW", "1:1")}
+        if t["DTW"]:
+            out = (f"MCD Tacotron2 − JDI-T {t['DTW'].group(2)} dB (paper MOS 3.33 vs 3.52): "
+                   f"{_kss_word(t['DTW'].group(1))}" + (f"; 1:1 {_kss_word(t['1:1'].group(1))}" if t["1:1"] else ""))
     else:
         raise ValueError("no FastSpeech ordering verdict")
     d = _find(claims, r"^JDI-T aligner duration MAE on `[^`]+` against the engine events \(goal < 2 frames\): "

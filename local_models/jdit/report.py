@@ -442,6 +442,12 @@ def judge(opts: ScoreOptions, rows: dict, durs: dict) -> dict:
     return dict(main_set=main_set, not_converged=bad, ordering=ordering, goals=goals, lines=ordering + goals)
 
 
+# the intervals resample utterances; a second training (another seed, another CPU) moves the systems more than that
+SEED_NOTE = ("One training seed per system: each interval covers the test utterances, not training noise. A model "
+             "retrained on another CPU or from another seed can land elsewhere (at this size an attention model can "
+             "converge in one training and fail in the next), and none of these comparisons was repeated over seeds.")
+
+
 def _verdict_lines(judged: dict, looks: dict) -> list:
     """'## Verdicts': the sealed sets' looks, then the ordering and the goal, each on its interval."""
     L = ["## Verdicts (95 % intervals; local_models/common/verdict.py)", "", record_line(looks), ""]
@@ -451,6 +457,8 @@ def _verdict_lines(judged: dict, looks: dict) -> list:
               + f". A DTW MCD cannot see a wrong length (it pairs every reference frame with the nearest synthesised "
               "one): the 1:1 MCD and the length ratio in Table 1 can.", ""]
     L += [f"- {line}" for line in judged["lines"]] or ["No verdict: nothing with per-utterance scores to compare."]
+    if judged["lines"]:
+        L += ["", SEED_NOTE]
     return L + [""]
 
 
