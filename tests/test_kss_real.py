@@ -215,8 +215,9 @@ def test_real_corpus_trains_decodes_and_scores_at_smoke_size(smoked):
         ood = read_table(work / "exp" / f"tts_{s}" / "decode_ood" / "wav.scp")
         assert len(ood) == 12, s  # text-only: synthesised, no reference
     assert "duration_mae" not in results["systems"]["jdit"]["test"]  # recorded speech: no true phone times
-    # the report beside run.sh, never the Korean run's RESULTS.md; one look at each sealed set
+    # the report beside run.sh, never the Korean run's RESULTS.md
     md = (smoked / "RESULTS_real.md").read_text(encoding="utf-8")
     assert (smoked / "RESULTS.md").read_bytes() == (RECIPE / "RESULTS.md").read_bytes()
     assert "ONE real reader" in md and "No reference durations" in md
-    assert results["sealed_looks"]["looks"] == {"test": 1}  # ood: text only, nothing to score against
+    # ood is text only, but its attention failures are measured and shown: a look as much as test's
+    assert results["sealed_looks"]["looks"] == {"test": 1, "ood": 1}

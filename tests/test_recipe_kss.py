@@ -421,6 +421,7 @@ def test_smoke_whole_recipe_one_epoch(recipe, tmp_path):
     assert "Parallel WaveGAN trained by this recipe (stage 4, `exp/vocoder_pwg`): 2 steps" in md
     bench = json.loads((exp / "benchmarks/kss_speed.json").read_text())  # stage 6's speed benchmark, 1 repeat
     assert bench["repeats"] == 1 and set(bench["models"]) == set(SYSTEMS) and bench["models"]["jdit"]["rtf"] > 0
+    assert "faster than Transformer at equal length (a timing on this CPU, no interval)" in md  # no verdict word
     # the CPU's load when the timing started, stated beside the table
     assert bench["cores"] >= 1 and f"load average when it started was {bench['load_average_at_start']:.2f}" in md
     assert "All numbers: `exp/results.json`.\n\n## How this JDI-T differs" in md  # a heading after a blank line

@@ -34,6 +34,8 @@ MAX_LINE = 200   # README: every line shorter than this
 MAX_LINES = 120  # README: at most this many lines
 
 HOLDS, FAILS = "**holds**", "**does not hold**"
+# a goal's words since #49, as the reports say them (verdict.goal): met / NOT met, never holds
+GOAL_WORD = {"**met**": "**met**", "NOT met": "**not met**"}
 # common/verdict.py's words: "not told apart" and "not shown" are neither (the data cannot say), "does NOT hold" and
 # "NOT met" fail; older reports' wordings stay recognised
 _NEUTRAL = re.compile(r"not told apart|not shown", re.I)
@@ -95,7 +97,7 @@ def _tcstar(claims: List[str]) -> str:
                  required=False) for spk in ("M1", "F1")]
     if all(big):
         words = [m.group(2) for m in big]
-        judged = FAILS if "NOT met" in words else HOLDS if words == ["**met**"] * 2 else "not shown"
+        judged = GOAL_WORD["NOT met"] if "NOT met" in words else "**met**" if words == ["**met**"] * 2 else "not shown"
         out = (f"MCD Big SALAD - RNN {big[0].group(3)} / {big[1].group(3)} dB (paper {big[0].group(1)} / "
                f"{big[1].group(1)}; <= 0.3): {judged}")
     else:
@@ -157,8 +159,8 @@ def _kss(claims: List[str]) -> str:
 
 
 def _kss_word(v: str) -> str:
-    """The cell's word for a verdict.py verdict: holds / met and their failures in bold, the rest as said."""
-    return {"**holds**": HOLDS, "**met**": HOLDS, "does NOT hold": FAILS, "NOT met": FAILS}.get(v, v)
+    """The cell's word for a verdict.py ordering verdict: holds and its failure in bold, the rest as said."""
+    return {"**holds**": HOLDS, "does NOT hold": FAILS}.get(v, v)
 
 
 def _kss_verdicts(claims: List[str]) -> str:
@@ -183,7 +185,7 @@ def _kss_verdicts(claims: List[str]) -> str:
         raise ValueError("no FastSpeech ordering verdict")
     d = _find(claims, r"^JDI-T aligner duration MAE on `[^`]+` against the engine events \(goal < 2 frames\): "
                       r"(\*\*met\*\*|NOT met|not shown|not judged), ([\d.]+)", required=False)
-    return out + (f"; aligner MAE {d.group(2)} frames (goal < 2): {_kss_word(d.group(1))}" if d else "")
+    return out + (f"; aligner MAE {d.group(2)} frames (goal < 2): {GOAL_WORD.get(d.group(1), d.group(1))}" if d else "")
 
 
 # paper 003 Tables 1-2, ABX %: the Transformer candidates of the ordering check and the conv VQ-VAE

@@ -812,7 +812,8 @@ def headline(exp, sets: Sequence[str], rows, durs, judged: dict) -> list:
     bench = Path(exp) / "benchmarks" / "kss_speed.json"
     if bench.is_file():
         jdit = json.loads(bench.read_text())["models"].get("jdit", {})
-        out += [f"JDI-T {v:.0f}x faster than {LABELS.get(k[len('speedup_over_'):], k)} at equal length"
+        out += [f"JDI-T {v:.0f}x faster than {LABELS.get(k[len('speedup_over_'):], k)} at equal length (a timing on "
+                "this CPU, no interval)"
                 for k, v in jdit.items() if k.startswith("speedup_over_")]
     return out
 
@@ -873,10 +874,10 @@ def scored_outputs(exp, data, x: str) -> list:
 def record_looks(opts: ScoreOptions, scored: Sequence[str]) -> dict:
     """results.json's "sealed_looks" for this scoring of SCORED (score_looks over OPTS.config_files + options and
     the files scored); a run that scores no sealed set (a user's own set) keeps the looks of the run whose sealed
-    rows it shows."""
-    sets = [x for x in scored if (Path(opts.data) / x / "wav.scp").is_file()]
-    looks = score_looks(opts.exp, sets, opts.sealed_sets, opts.config_files, dict(opts.options),
-                        {x: scored_outputs(opts.exp, opts.data, x) for x in sets})
+    rows it shows. A text-only sealed set (a real corpus's ood sentences) is a look too: its attention failures
+    are measured and shown."""
+    looks = score_looks(opts.exp, scored, opts.sealed_sets, opts.config_files, dict(opts.options),
+                        {x: scored_outputs(opts.exp, opts.data, x) for x in scored})
     old = Path(opts.exp) / "results.json"
     if not looks["looks"] and old.is_file():
         return json.loads(old.read_text(encoding="utf-8")).get("sealed_looks") or looks
