@@ -288,6 +288,9 @@ def test_choose_keeps_a_departure_only_when_its_interval_is_below_the_paper(tmp_
     text = "\n".join(lines)
     assert kept == "departures" and "Kept: **departures**" in text
     assert "| departures |" in text and "-1.00 [-1.00, -1.00]" in text  # 1 frame better on every token
+    # a dev-only report says so, and where and by what its variants were trained
+    assert "No sealed set was scored: every variant on `dev` only." in text and "## Environment" in text
+    assert "- trained: `jdit (departures)`, `jdit (paper)`: not recorded" in text
     # no better than the paper's settings: the paper's are kept (the default wins a tie)
     same = _variant(tmp_path, "same", 2)
     assert report.choose({"same": same, "paper": paper})[0] == "paper"

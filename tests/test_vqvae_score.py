@@ -236,6 +236,30 @@ def test_resynthesis_says_whether_it_beats_the_unconverted_source(tmp_path):
     assert "below the unconverted source recording's 10.55 dB (-1.00 dB): moved toward" in claim and "NOT" not in claim
 
 
+def test_resynthesis_against_the_source_is_judged_on_its_interval():
+    """With per-utterance sums the gap gets a paired bootstrap interval over the utterances, and the word follows
+    it: a point below the source's whose interval straddles zero is 'not told apart', not 'below'."""
+    from local_models.vqvae.report import headline, source_gap
+
+    def sums(mcds, frames=100):
+        return {"per_utt": {f"u{i}": {"mcd_sum_db": m * frames, "frames": frames} for i, m in enumerate(mcds)}}
+
+    src = sums([10.0, 11.0, 10.5, 10.2, 10.8, 10.4])
+    clear = source_gap(sums([12.0, 13.2, 12.4, 12.1, 12.9, 12.5]), src)  # every utterance ~2 dB above
+    assert clear["low"] > 0 and clear["estimate"] == pytest.approx(2.03, abs=0.01)
+    assert clear["method"] == "bootstrap over 6 utterances"
+    mixed = sums([8.0, 13.0, 9.0, 12.5, 8.5, 11.6])  # pooled below the source's, utterances both ways
+    gap = source_gap(mixed, src)
+    assert gap["estimate"] < 0 < gap["high"]
+    inv = {"mcd": 10.43, "mcd_source": 10.48, "mcd_source_gap": gap}
+    claim = headline({"inverter": {"test": inv}}, "test")[-1]
+    assert "not told apart from the unconverted source recording's 10.48 dB (" in claim
+    assert "95 % bootstrap over 6 utterances): neither nearer nor further" in claim
+    inv.update(mcd=12.52, mcd_source_gap=clear)
+    assert "NOT below the unconverted" in headline({"inverter": {"test": inv}}, "test")[-1]
+    assert source_gap(sums([9.0]), sums([10.0])) is None and source_gap({}, src) is None  # no interval: point rule
+
+
 def test_point_labels_do_not_overlap():
     from local_models.vqvae.report import LABEL_PT, LABEL_STEPS, label_offsets
 

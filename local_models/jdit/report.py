@@ -22,7 +22,9 @@ import numpy as np
 from local_models.common import gpu_report
 from local_models.common import verdict as V
 from local_models.common.datadir import atomic_open, read_table
-from local_models.common.results import environment_lines, hardware, headline_lines, load_text, update_results
+from local_models.common.results import (environment, environment_lines, hardware, headline_lines, load_text,
+                                         update_results)
+from local_models.common.results import training_summary as who_trained  # this module's training_summary: epochs
 from local_models.common.sealed import record_line, score_looks
 from local_models.common.training import epochs_run
 
@@ -885,6 +887,13 @@ def record_looks(opts: ScoreOptions, scored: Sequence[str]) -> dict:
 
 
 # ----------------------------------------------------------------------------- choosing settings on dev
+def choice_environment(variants: dict) -> list:
+    """The choice report's environment block: this machine and commit, and who trained each variant's JDI-T."""
+    env = environment()
+    env["trained"] = who_trained({f"jdit ({name})": Path(work) / "exp" / "tts_jdit" for name, work in variants.items()})
+    return environment_lines(env)
+
+
 def choose(variants: dict, dev_set: str = "dev", default: str = "paper") -> Tuple[str, list]:
     """(kept variant, markdown lines) of JDI-T variants trained apart (VARIANTS: {name: work dir with exp/ and data/},
     each scored on DEV_SET by stages 5-6). The rule, fixed before the numbers: the variant with the lower aligner
@@ -913,6 +922,7 @@ def choose(variants: dict, dev_set: str = "dev", default: str = "paper") -> Tupl
          f"duration MAE (attention argmax, teacher forced, against the engine events, token-pooled) is kept when the "
          f"95 % interval of its difference from `{default}` (paired bootstrap over utterances) lies below zero; "
          f"otherwise `{default}` (the paper's settings) is kept. One training seed per variant.", "",
+         *choice_environment(variants), f"No sealed set was scored: every variant on `{dev_set}` only.", "",
          "| variant | work dir | aligner MAE (frames) | best monotonic path MAE | predictor MAE | uniform MAE | "
          f"difference from `{default}` |", "|---|---|---|---|---|---|---|"]
     kept, best = default, None

@@ -85,6 +85,9 @@ def collect_inverter(inv: Path, sets) -> dict:
             m["mcd_source"] = src["mcd_db_frame_pooled"]
             if src.get("lf0_rmse_frame_pooled") is not None:
                 m["lf0_rmse_source"] = src["lf0_rmse_frame_pooled"]
+            gap = source_gap(mcd or {}, src)
+            if gap is not None:
+                m["mcd_source_gap"] = gap
         if m:
             out[s] = m
     return out
@@ -441,17 +444,43 @@ def _cut_short(record: dict) -> bool:
         record["max_epoch"] < yaml.safe_load(conf.read_text(encoding="utf-8")).get("max_epoch", 0)
 
 
+def source_gap(mcd: dict, src: dict) -> Optional[dict]:
+    """Resynthesis - unconverted source pooled MCD (dB) with its 95 % paired bootstrap interval over the utterances
+    both scored (mcd.json / mcd_source.json per_utt sums), as {estimate, low, high, method}; None under 2 utterances
+    or without per-utterance sums (older scorings)."""
+    a, b = mcd.get("per_utt") or {}, src.get("per_utt") or {}
+    utts = sorted(u for u in set(a) & set(b) if a[u].get("frames") and b[u].get("frames"))
+    if len(utts) < 2:
+        return None
+    cols = [[d[u][k] for u in utts] for d in (a, b) for k in ("mcd_sum_db", "frames")]
+    iv = vd.bootstrap(lambda sa, fa, sb, fb: sa.sum() / fa.sum() - sb.sum() / fb.sum(), *cols, what="utterances")
+    return {"estimate": iv.estimate, "low": iv.low, "high": iv.high, "method": iv.method}
+
+
+def source_words(inv: dict) -> tuple:
+    """(relation, gap text, meaning) of the resynthesis's MCD against the unconverted source's: judged on the gap's
+    interval where there is one (below / NOT below / not told apart from), else on the point values (older runs)."""
+    mcd, src, gap = inv["mcd"], inv["mcd_source"], inv.get("mcd_source_gap")
+    if gap:
+        text = f"{gap['estimate']:+.2f} [{gap['low']:+.2f}, {gap['high']:+.2f}] dB, 95 % {gap['method']}"
+        below, above = gap["high"] < 0, gap["low"] > 0
+    else:
+        text, below, above = f"{mcd - src:+.2f} dB", mcd < src, mcd >= src
+    if below:
+        return "below", text, "moved toward the target voice"
+    if above:
+        return "NOT below", text, "further from the target voice than no conversion"
+    return "not told apart from", text, "neither nearer nor further than no conversion, by this measure"
+
+
 def mcd_against_source(inv: dict) -> str:
     """Whether the resynthesis's MCD (against the target voice's rendition) beats the unconverted source recording's:
     the resynthesis is meant to move toward the target voice, so an MCD above the source's is a failure to."""
-    mcd, src = inv.get("mcd"), inv.get("mcd_source")
-    if mcd is None or src is None:
+    if inv.get("mcd") is None or inv.get("mcd_source") is None:
         return ""
-    if mcd < src:
-        return (f"The resynthesis's MCD {fmt(mcd)} dB is below the unconverted source's {fmt(src)} dB "
-                f"({mcd - src:+.2f} dB): it moved toward the target voice's spectra.")
-    return (f"The resynthesis's MCD {fmt(mcd)} dB is NOT below the unconverted source's {fmt(src)} dB "
-            f"({mcd - src:+.2f} dB): by this measure it is further from the target voice than no conversion at all.")
+    relation, gap, meaning = source_words(inv)
+    return (f"The resynthesis's MCD {fmt(inv['mcd'])} dB is {relation} the unconverted source's "
+            f"{fmt(inv['mcd_source'])} dB ({gap}): {meaning}.")
 
 
 def not_done_ordering(verdicts: dict, picked: str = None) -> str:
@@ -620,12 +649,11 @@ def headline(systems: dict, s: str, abx_na: str = "", dev: str = "") -> list:
     inv = systems.get("inverter", {}).get(s) or {}
     if inv.get("mcd") is not None:
         src = inv.get("mcd_source")
+        if src is not None:
+            relation, gap, meaning = source_words(inv)
         out.append(f"resynthesis in the target voice: MCD {fmt(inv['mcd'])} dB against its rendition of the text"
                    + ("" if src is None else
-                      f", {'below' if inv['mcd'] < src else 'NOT below'} the unconverted source recording's "
-                      f"{fmt(src)} dB ({inv['mcd'] - src:+.2f} dB): "
-                      + ("moved toward the target voice" if inv["mcd"] < src else
-                         "further from the target voice than no conversion")))
+                      f", {relation} the unconverted source recording's {fmt(src)} dB ({gap}): {meaning}"))
     return out
 
 
