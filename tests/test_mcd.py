@@ -139,6 +139,21 @@ def test_mcd_corpus_pools_frames_and_utterances():
     assert (r["utterances"], r["frames"]) == (2, 4) and "pooling" in r
 
 
+def test_pooled_difference_is_the_gap_of_frame_pooled_corpus_mcds():
+    # the reports bootstrap pooled_difference over per-utterance sums: on the whole set it must equal the gap between
+    # the two corpus MCDs pool() computes, utterances of any length (a per-utterance mean would weigh them equally)
+    rng = np.random.default_rng(0)
+    ref = {u: rng.normal(size=(n, 4)) for u, n in (("a", 3), ("b", 11), ("c", 40))}
+    per = [{u: mcd.mcd_aligned(r, r + rng.normal(scale=sd, size=r.shape), True) for u, r in ref.items()}
+           for sd in (0.5, 1.5)]
+    sys_a, sys_b = (mcd.pool(p) for p in per)
+    cols = [[p[u][k] for u in ref] for p in per for k in ("mcd_sum_db", "frames")]
+    want = sys_a["mcd_db_frame_pooled"] - sys_b["mcd_db_frame_pooled"]
+    assert mcd.pooled_difference(*cols) == pytest.approx(want)
+    assert want != pytest.approx(sys_a["mcd_db_utt_mean"] - sys_b["mcd_db_utt_mean"])  # the weighting matters here
+    assert mcd.pooled_mean(cols[0], cols[1]) == pytest.approx(sys_a["mcd_db_frame_pooled"])
+
+
 # --------------------------------------------------------------------------- waves
 def test_identity_is_zero(speech):
     for dtw in (True, False):

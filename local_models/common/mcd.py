@@ -209,6 +209,17 @@ def mcd_wavs(ref_wave, hyp_wave, sr: int, hyp_sr: Optional[int] = None, dtw: boo
 
 
 # ----------------------------------------------------------------------------- corpus
+def pooled_mean(total, n) -> float:
+    """Frame-pooled MCD from per-item sums: sum of frame distortions / frames."""
+    return float(np.sum(total) / np.sum(n))
+
+
+def pooled_difference(sum_a, n_a, sum_b, n_b) -> float:
+    """Frame-pooled MCD of A minus that of B, from per-item sums (the statistic the reports bootstrap over
+    utterances; A and B may be scored on different frames, e.g. a resynthesis and its unconverted source)."""
+    return pooled_mean(sum_a, n_a) - pooled_mean(sum_b, n_b)
+
+
 def pool(results: Union[Mapping[str, Mapping], Iterable[Mapping]]) -> Dict:
     """Corpus figures from per-utterance result dicts: `*_frame_pooled` (sums over all frames / total
     frames) and `*_utt_mean` / `*_utt_std` (over utterances, each counted once)."""

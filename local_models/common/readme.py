@@ -97,7 +97,8 @@ def _tcstar(claims: List[str]) -> str:
                  required=False) for spk in ("M1", "F1")]
     if all(big):
         words = [m.group(2) for m in big]
-        judged = GOAL_WORD["NOT met"] if "NOT met" in words else "**met**" if words == ["**met**"] * 2 else "not shown"
+        word = "NOT met" if "NOT met" in words else "**met**" if words == ["**met**"] * 2 else None
+        judged = GOAL_WORD[word] if word else "not shown"
         out = (f"MCD Big SALAD - RNN {big[0].group(3)} / {big[1].group(3)} dB (paper {big[0].group(1)} / "
                f"{big[1].group(1)}; <= 0.3): {judged}")
     else:
@@ -136,7 +137,7 @@ def _indic(claims: List[str]) -> str:
                           r"(?P<v>\*\*met\*\*|not shown|NOT met|not measurable|not judged)", required=False))
     lid = _find(claims, r"^multi-softmax LID picks the right language on >= 90 % of utterances [^:]*: "
                         r"(?P<v>\*\*met\*\*|not shown|NOT met), (?P<acc>[\d.]+)", required=False)
-    goal = {"**met**": "**met**", "NOT met": "**not met**", "DOES NOT HOLD": FAILS, "HOLDS": HOLDS}  # goals: met or not
+    goal = {**GOAL_WORD, "DOES NOT HOLD": FAILS, "HOLDS": HOLDS}  # goals: met or not
     return (f"WER multi-softmax {w.group('ours')} vs vanilla {w.group('base')} (paper 22.86 vs 32.45): "
             f"{word.get(w.group('v'), w.group('v'))}"
             + (f"; LID {lid.group('acc')} (goal 90): {goal.get(lid.group('v'), lid.group('v'))}" if lid else "")

@@ -22,6 +22,7 @@ import numpy as np
 from local_models.common import gpu_report
 from local_models.common import verdict as V
 from local_models.common.datadir import atomic_open, read_table
+from local_models.common.mcd import pooled_difference, pooled_mean
 from local_models.common.results import (environment, environment_lines, hardware, headline_lines, load_text,
                                          update_results)
 from local_models.common.results import training_summary as who_trained  # this module's training_summary: epochs
@@ -342,15 +343,6 @@ def speaker_clusters(data, x: str, utts: Sequence[str]):
     spk = read_table(f) if f.is_file() else {}
     labels = [spk.get(u, u) for u in utts]
     return (labels, "speakers") if len(set(labels)) > 1 and len(set(labels)) < len(utts) else (None, "utterances")
-
-
-def pooled_difference(sum_a, n_a, sum_b, n_b) -> float:
-    """Frame-pooled MCD of A minus that of B (each: sum of frame distortions / frames), over the items given."""
-    return float(np.sum(sum_a) / np.sum(n_a) - np.sum(sum_b) / np.sum(n_b))
-
-
-def pooled_mean(total, n) -> float:
-    return float(np.sum(total) / np.sum(n))
 
 
 def departs_from_paper(exp: Path) -> Optional[bool]:
@@ -931,7 +923,7 @@ def choose(variants: dict, dev_set: str = "dev", default: str = "paper") -> Tupl
         if name == default:
             diff = "—"
         else:
-            iv = V.bootstrap(lambda a, b, c, d: pooled_mean(a, b) - pooled_mean(c, d),
+            iv = V.bootstrap(pooled_difference,
                              [cur[u][0] for u in utts], [cur[u][1] for u in utts],
                              [base[u][0] for u in utts], [base[u][1] for u in utts], what="utterances")
             diff = iv.text()

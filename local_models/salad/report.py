@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from local_models.common import gpu_report, verdict
+from local_models.common.mcd import pooled_difference
 from local_models.common.plots import pyplot, save_figure, write_report
 from local_models.common.results import environment_lines, headline_lines, load_text, update_results
 from local_models.common.sealed import looks, record_line, score_looks
@@ -235,11 +236,6 @@ def utterance_sums(decode_dir: Path) -> dict:
     return json.loads(f.read_text()) if f.is_file() else {}
 
 
-def pooled_difference(a, b, frames) -> float:
-    """Frame-pooled MCD of A minus B over the same frames, from per-utterance sums."""
-    return float((np.sum(a) - np.sum(b)) / np.sum(frames))
-
-
 def gap_interval(exp: Path, spk: str, sys_a: str, sys_b: str, which: str = "speech"):
     """MCD(A) - MCD(B) on <spk>_test (frame-pooled; WHICH: 'speech' no silence, 'all' with silence) with its 95 %
     bootstrap interval over the test utterances, paired (the utterances resampled together for both systems); None
@@ -253,7 +249,7 @@ def gap_interval(exp: Path, spk: str, sys_a: str, sys_b: str, which: str = "spee
         return None
     if frames != [b[u][n] for u in utts]:
         raise ValueError(f"{spk}: {sys_a} and {sys_b} were scored on different frames of {spk}_test: decode both again")
-    return verdict.bootstrap(pooled_difference, [a[u][key] for u in utts], [b[u][key] for u in utts], frames,
+    return verdict.bootstrap(pooled_difference, [a[u][key] for u in utts], frames, [b[u][key] for u in utts], frames,
                              what="utterances")
 
 

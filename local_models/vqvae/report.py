@@ -10,6 +10,7 @@ from typing import Optional
 from local_models.common import gpu_report
 from local_models.common import verdict as vd
 from local_models.common.datadir import read_table
+from local_models.common.mcd import pooled_difference
 from local_models.common.plots import pyplot, save_figure, write_report
 from local_models.common.results import environment_lines, headline_lines, update_results
 from local_models.common.sealed import record_line, score_looks
@@ -453,7 +454,7 @@ def source_gap(mcd: dict, src: dict) -> Optional[dict]:
     if len(utts) < 2:
         return None
     cols = [[d[u][k] for u in utts] for d in (a, b) for k in ("mcd_sum_db", "frames")]
-    iv = vd.bootstrap(lambda sa, fa, sb, fb: sa.sum() / fa.sum() - sb.sum() / fb.sum(), *cols, what="utterances")
+    iv = vd.bootstrap(pooled_difference, *cols, what="utterances")
     return {"estimate": iv.estimate, "low": iv.low, "high": iv.high, "method": iv.method}
 
 
