@@ -83,6 +83,22 @@ def test_headline_verdicts_and_the_readme_cell(exp):
     assert cell("egs/tcstar/tts1", shown)[0].endswith("<= 0.3): not shown")
 
 
+def test_a_model_still_improving_is_named_with_the_way_it_would_move_the_gap(exp):
+    comps = report.comparisons(exp, ["M1", "F1"])
+    systems = {"M1_big_rnn": {"best_epoch": 40, "max_epoch": 40}, "M1_big_salad": {"best_epoch": 31, "max_epoch": 40},
+               "M1_small_salad": {"best_epoch": 40, "max_epoch": 40}, "F1_big_rnn": {"best_epoch": 12, "max_epoch": 40}}
+    claims = report.headline(systems, ["M1", "F1"], None, comps)
+    big, small = (next(c for c in claims if c.startswith(p)) for p in ("M1 big:", "M1 small:"))
+    # SALAD - RNN: a better RNN raises the gap, a better SALAD lowers it
+    assert big.endswith(" Big RNN was still improving when training stopped: more training would move this gap up.")
+    assert "Big SALAD was" not in big
+    assert small.endswith(" Small SALAD was still improving when training stopped: more training would move this gap "
+                          "down.")
+    assert not any("still improving" in c for c in claims if c.startswith("F1"))  # converged models: nothing added
+    # the README cell reads the verdict as before
+    assert cell("egs/tcstar/tts1", claims)[0].startswith("MCD Big SALAD - RNN +1.00 / +1.00 dB")
+
+
 def test_systems_scored_on_other_frames_are_refused(exp):
     f = exp / "M1" / "big_salad" / "decode_M1_test" / "per_utt_sums.json"
     sums = json.loads(f.read_text())
