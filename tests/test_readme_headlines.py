@@ -239,3 +239,13 @@ def test_indic_headline_states_the_averages_and_the_checks():
            "DOES NOT HOLD: the switch-off setting chosen on dev cuts test T_avg by >= 40 % for <= 1 abs. WER (tau 10)"]
     assert cell("egs/indic/asr1", old)[0] == (f"WER multi-softmax 85.28 vs vanilla 94.96 (paper 22.86 vs 32.45): "
                                               f"{HOLDS}; switch-off: {FAILS}")
+
+
+def test_every_committed_markdown_figure_is_in_the_repo():
+    # a report links its figures beside it (plots.write_report copies them under images/); a link into exp/ (never
+    # committed) or to a file not committed shows a broken image on the reader's screen
+    links = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
+    docs = [p for p in ROOT.glob("**/*.md") if not {"tools", "exp", "data", "dump", "downloads", ".git"} & set(p.parts)]
+    dead = [f"{p.relative_to(ROOT)}: {link}" for p in docs for link in links.findall(p.read_text(errors="replace"))
+            if "://" not in link and not (p.parent / link).is_file()]
+    assert not dead, "figures linked but not in the repo:\n" + "\n".join(dead)
