@@ -319,7 +319,7 @@ def recipe(tmp_path_factory):
     """The whole recipe (stages 1-7) at its quick size: 12 utterances, one epoch of each system (JDI-T, Tacotron2,
     Transformer, FastSpeech taught by the Transformer's durations), 2 PWG steps, 4 Griffin-Lim iterations."""
     recipe = tmp_path_factory.mktemp("kss") / "tts1"
-    shutil.copytree(RECIPE, recipe, ignore=shutil.ignore_patterns("data", "dump", "exp", "RESULTS.md"))
+    shutil.copytree(RECIPE, recipe, ignore=shutil.ignore_patterns("data", "dump", "exp", "images", "RESULTS.md"))
     # the speed benchmark once per model and sentence, on one thread (the smoke run only checks that it runs);
     # --nj 2: stage 4 trains two systems at a time (test_stage4_trains_in_parallel_fastspeech_after_its_teacher)
     run_recipe(recipe, "--nj", "2", "--ngpu", "0", "--mini-utts", "12", "--test-sets", "test", "--train-args", "--max_epoch 1 --batch_size 4 --use_matplotlib false",
@@ -387,7 +387,10 @@ def test_smoke_whole_recipe_one_epoch(recipe, tmp_path):
     best = read_table(exp / "tts_jdit/align_test/durations_aligner_viterbi")["kss-1_0011"].split()
     assert len(best) == len(tokens) and sum(map(int, best)) == sum(map(int, align))
     assert sum(map(int, align)) == int(read_table(recipe / "data/test/utt2num_frames")["kss-1_0011"])
-    assert list((exp / "tts_jdit/align_test/images").glob("*.png"))
+    plot = sorted((exp / "tts_jdit/align_test/images").glob("*.png"))[0]
+    shown = recipe / "images" / "RESULTS" / f"attention_test_{plot.stem}.png"  # the report shows it, beside itself
+    assert f"](images/RESULTS/{shown.name})" in (recipe / "RESULTS.md").read_text()
+    assert shown.read_bytes() == plot.read_bytes()
     res = json.loads((exp / "results.json").read_text())
     assert {"gt_mel", "gt_mel_pwg", "jdit", "tacotron2", "transformer", "fastspeech",
             "duration_uniform"} <= set(res["systems"])

@@ -13,6 +13,7 @@ import dataclasses
 import json
 import math
 import re
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Mapping, Optional, Sequence, Tuple, Union
@@ -21,8 +22,9 @@ import numpy as np
 
 from local_models.common import gpu_report
 from local_models.common import verdict as V
-from local_models.common.datadir import atomic_open, read_table
+from local_models.common.datadir import read_table
 from local_models.common.mcd import pooled_difference, pooled_mean
+from local_models.common.plots import write_report
 from local_models.common.results import (environment, environment_lines, hardware, headline_lines, load_text,
                                          update_results)
 from local_models.common.results import training_summary as who_trained  # this module's training_summary: epochs
@@ -720,6 +722,32 @@ def _attention_lines(rows) -> list:
     return L
 
 
+def attention_figures(exp) -> dict:
+    """{exp/images name: the plot} for the first attention plot of each set the JDI-T aligner aligned (stage 5 draws
+    them under exp/tts_jdit/align_<set>/images/): the figures the report shows, since the durations JDI-T learns from
+    are read off this attention (the paper has no such figure)."""
+    out = {}
+    for d in sorted(Path(exp).glob("tts_jdit/align_*/images")):
+        first = next(iter(sorted(d.glob("*.png"))), None)
+        if first is not None:
+            out[f"attention_{d.parent.name[len('align_'):]}_{first.stem}.png"] = first
+    return out
+
+
+def attention_lines(exp) -> list:
+    """Where stage 5's attention plots are, and the first of each set embedded (attention_figures)."""
+    plots = sorted(Path(exp).glob("tts_jdit/align_*/images/*.png"))
+    if not plots:
+        return []
+    # the true path is drawn only where the set has true phone times (the espeak-ng mini corpus)
+    truth = any((Path(exp).parent / "data" / p.parent.parent.name[len("align_"):] / "phones.ctm").is_file()
+                for p in plots)
+    return (["", f"Attention plots (JDI-T aligner{', dashed: true path' if truth else ''}; the first of each set "
+             "below): " + ", ".join(f"`{p.as_posix()}`" for p in plots[:6]) + ".", ""]
+            + [f"![JDI-T aligner attention, {plot.parent.parent.name[len('align_'):]} {plot.stem}](exp/images/{name})"
+               for name, plot in attention_figures(exp).items()])
+
+
 def _speed_lines(exp, rows) -> list:
     """Real-time factors and audio checks, the equal-length speed benchmark (EXP/benchmarks), plots and where the
     outputs are."""
@@ -748,13 +776,7 @@ def _speed_lines(exp, rows) -> list:
         for name, m in b["models"].items():
             L.append(f"| {LABELS.get(name, name)} | {m['seconds']:.3f} | {m['speech_seconds']:.1f} | {m['rtf']:.4f} | "
                      f"{m.get(f'speedup_over_{base}', float('nan')):.1f}x |")
-    plots = sorted(Path(exp).glob("tts_jdit/align_*/images/*.png"))
-    if plots:
-        # the true path is drawn only where the set has true phone times (the espeak-ng mini corpus)
-        truth = any((Path(exp).parent / "data" / p.parent.parent.name[len("align_"):] / "phones.ctm").is_file()
-                    for p in plots)
-        L += ["", f"Attention plots (JDI-T aligner{', dashed: true path' if truth else ''}): "
-              + ", ".join(f"`{p.as_posix()}`" for p in plots[:6]) + "."]
+    L += attention_lines(exp)
     L += ["", "Synthesised wavs: `exp/tts_<system>/decode_<set>/wav/`, the vocoder on reference mels: "
           "`exp/gt_mel*/decode_<set>/wav/`. All numbers: `exp/results.json`.", ""]
     return L
@@ -822,8 +844,11 @@ def write_markdown(opts: ScoreOptions, rows, durs, judged: dict, looks: dict, en
          + _duration_lines(opts.exp, opts.data, opts.systems, durs, judged["goals"], opts.dev_set)
          + _attention_lines(rows) + _speed_lines(opts.exp, rows) + departure_lines(Path(opts.exp)))
     L += gpu_report.section("kss/tts1") + [""]
-    with atomic_open(opts.results_md) as f:
-        f.write("\n".join(L))
+    images = Path(opts.exp) / "images"
+    for name, plot in attention_figures(opts.exp).items():  # beside the run's other figures, for write_report
+        images.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(plot, images / name)
+    write_report(opts.results_md, "\n".join(L), images)
 
 
 OWN_SETS = ("test", "ood")  # run.sh's default --test_sets: the first one scored is Table 1's set
