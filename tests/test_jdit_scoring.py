@@ -9,6 +9,7 @@ import pytest
 import soundfile
 
 from local_models.common.mcd import mcd_dtw, read_source, score_sources
+from local_models.common.plots import _EMBED
 from local_models.jdit import metrics, report
 
 
@@ -376,16 +377,18 @@ def test_a_vocoder_is_named_by_its_own_config_wherever_it_sits(tmp_path):
 
 def test_the_report_shows_one_attention_plot_per_aligned_set(tmp_path):
     exp = tmp_path / "exp"
-    for x, utts in (("test", ["b_02", "a_01"]), ("ood", ["o_00"]), ("dev", [])):
+    for x, utts in (("test", ["b_02", "a_01"]), ("ood", ["o (0)"]), ("dev", [])):
         d = exp / "tts_jdit" / f"align_{x}" / "images"
         d.mkdir(parents=True)
         for u in utts:
             (d / f"{u}.png").write_bytes(f"{x} {u}".encode())
     figs = report.attention_figures(exp)
-    assert {n: p.read_bytes() for n, p in figs.items()} == {"attention_ood_o_00.png": b"ood o_00",
-                                                             "attention_test_a_01.png": b"test a_01"}
+    # a name a markdown link can hold, whatever the utterance id
+    assert {n: p.read_bytes() for n, p in figs.items()} == {"attention_ood__o--0-.png": b"ood o (0)",
+                                                             "attention_test__a_01.png": b"test a_01"}
     lines = report._speed_lines(exp, {})
     embeds = [line for line in lines if line.startswith("![")]
-    assert embeds == ["![JDI-T aligner attention, ood o_00](exp/images/attention_ood_o_00.png)",
-                      "![JDI-T aligner attention, test a_01](exp/images/attention_test_a_01.png)"]
+    assert embeds == ["![JDI-T aligner attention, ood o--0-](exp/images/attention_ood__o--0-.png)",
+                      "![JDI-T aligner attention, test a_01](exp/images/attention_test__a_01.png)"]
+    assert all(_EMBED.fullmatch(e) for e in embeds)  # write_report will copy and link each
     assert "`" + (exp / "tts_jdit/align_test/images/b_02.png").as_posix() + "`" in "\n".join(lines)  # all listed

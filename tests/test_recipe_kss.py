@@ -388,7 +388,7 @@ def test_smoke_whole_recipe_one_epoch(recipe, tmp_path):
     assert len(best) == len(tokens) and sum(map(int, best)) == sum(map(int, align))
     assert sum(map(int, align)) == int(read_table(recipe / "data/test/utt2num_frames")["kss-1_0011"])
     plot = sorted((exp / "tts_jdit/align_test/images").glob("*.png"))[0]
-    shown = recipe / "images" / "RESULTS" / f"attention_test_{plot.stem}.png"  # the report shows it, beside itself
+    shown = recipe / "images" / "RESULTS" / f"attention_test__{plot.stem}.png"  # the report shows it, beside itself
     assert f"](images/RESULTS/{shown.name})" in (recipe / "RESULTS.md").read_text()
     assert shown.read_bytes() == plot.read_bytes()
     res = json.loads((exp / "results.json").read_text())

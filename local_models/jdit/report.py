@@ -729,9 +729,14 @@ def attention_figures(exp) -> dict:
     out = {}
     for d in sorted(Path(exp).glob("tts_jdit/align_*/images")):
         first = next(iter(sorted(d.glob("*.png"))), None)
-        if first is not None:
-            out[f"attention_{d.parent.name[len('align_'):]}_{first.stem}.png"] = first
+        if first is not None:  # "__" apart: set test + utt a_x and set test_a + utt x are two names
+            out[f"attention_{_safe(d.parent.name[len('align_'):])}__{_safe(first.stem)}.png"] = first
     return out
+
+
+def _safe(name: str) -> str:
+    """NAME with what a markdown image link cannot hold (brackets, parentheses, spaces, slashes) as '-'."""
+    return re.sub(r"[^\w.-]", "-", name)
 
 
 def attention_lines(exp) -> list:
@@ -744,8 +749,8 @@ def attention_lines(exp) -> list:
                 for p in plots)
     return (["", f"Attention plots (JDI-T aligner{', dashed: true path' if truth else ''}; the first of each set "
              "below): " + ", ".join(f"`{p.as_posix()}`" for p in plots[:6]) + ".", ""]
-            + [f"![JDI-T aligner attention, {plot.parent.parent.name[len('align_'):]} {plot.stem}](exp/images/{name})"
-               for name, plot in attention_figures(exp).items()])
+            + [f"![JDI-T aligner attention, {_safe(plot.parent.parent.name[len('align_'):])} {_safe(plot.stem)}]"
+               f"(exp/images/{name})" for name, plot in attention_figures(exp).items()])
 
 
 def _speed_lines(exp, rows) -> list:

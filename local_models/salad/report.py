@@ -284,7 +284,7 @@ def gap_claim(spk: str, pair: str, c: dict, systems: dict = None) -> str:
     """The headline sentence of one comparison (no-silence MCD): Big: the abstract's price, at most +0.3 dB (a goal,
     judged on the interval's high end); Small: Table 2's order, SALAD above RNN; windowed: our 0.2 dB budget. With
     SYSTEMS, a model of the pair still improving when training stopped is named with the way its further training
-    would move the gap (A - B: down when A improves, up when B does), so the verdict's direction can be weighed."""
+    could move the gap (A - B: down when A improves, up when B does), so the verdict's direction can be weighed."""
     iv = _interval(c["speech"])
     paper = "no paper column" if c.get("paper") is None else f"paper {c['paper']:+.2f} dB"
     if pair == "big":
@@ -302,7 +302,7 @@ def gap_claim(spk: str, pair: str, c: dict, systems: dict = None) -> str:
     open_ = [(LABELS[n], way) for n, way in zip(PAIRS[pair], ("down", "up"))
              if still_improving((systems or {}).get(f"{spk}_{n}", {}))]
     return verdict.sentence(claim, said, iv, chosen_on=f"{spk}_valid (checkpoint by validation MCD)") + "".join(
-        f" {name} was still improving when training stopped: more training would move this gap {way}."
+        f" {name} was still improving when training stopped: more training could move this gap {way}."
         for name, way in open_)
 
 
