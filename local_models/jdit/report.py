@@ -749,8 +749,8 @@ def attention_lines(exp) -> list:
                 for p in plots)
     return (["", f"Attention plots (JDI-T aligner{', dashed: true path' if truth else ''}; the first of each set "
              "below): " + ", ".join(f"`{p.as_posix()}`" for p in plots[:6]) + ".", ""]
-            + [f"![JDI-T aligner attention, {_safe(plot.parent.parent.name[len('align_'):])} {_safe(plot.stem)}]"
-               f"(exp/images/{name})" for name, plot in attention_figures(exp).items()])
+            + [f"![JDI-T aligner attention, {name[len('attention_'):-len('.png')].replace('__', ' ')}]"
+               f"(exp/images/{name})" for name in attention_figures(exp)])
 
 
 def _speed_lines(exp, rows) -> list:

@@ -1,6 +1,7 @@
 """ZeroSpeech recipe report (paper 003): collect ABX, bitrate and resynthesis numbers into exp/results.json and
 RESULTS.md (Tables 1-3 shapes, the paper's numbers beside ours), the acceptance checks with seed statistics, and
 the ABX-vs-bitrate plot. Entry point: `local_models.bin.vqvae_score`."""
+import dataclasses
 import json
 import re
 import statistics
@@ -454,8 +455,7 @@ def source_gap(mcd: dict, src: dict) -> Optional[dict]:
     if len(utts) < 2:
         return None
     cols = [[d[u][k] for u in utts] for d in (a, b) for k in ("mcd_sum_db", "frames")]
-    iv = vd.bootstrap(pooled_difference, *cols, what="utterances")
-    return {"estimate": iv.estimate, "low": iv.low, "high": iv.high, "method": iv.method}
+    return dataclasses.asdict(vd.bootstrap(pooled_difference, *cols, what="utterances"))
 
 
 def source_words(inv: dict) -> tuple:
@@ -463,15 +463,15 @@ def source_words(inv: dict) -> tuple:
     interval where there is one (below / NOT below / not told apart from), else on the point values (older runs)."""
     mcd, src, gap = inv["mcd"], inv["mcd_source"], inv.get("mcd_source_gap")
     if gap:
-        text = f"{gap['estimate']:+.2f} [{gap['low']:+.2f}, {gap['high']:+.2f}] dB, 95 % {gap['method']}"
-        below, above = gap["high"] < 0, gap["low"] > 0
+        iv = vd.Interval(**gap)
+        text = f"{iv.estimate:+.2f} [{iv.low:+.2f}, {iv.high:+.2f}] dB, {iv.level * 100:.4g} % {iv.method}"
+        said = vd.compare(iv, -1)  # the resynthesis is meant to lie below the source
     else:
-        text, below, above = f"{mcd - src:+.2f} dB", mcd < src, mcd >= src
-    if below:
-        return "below", text, "moved toward the target voice"
-    if above:
-        return "NOT below", text, "further from the target voice than no conversion"
-    return "not told apart from", text, "neither nearer nor further than no conversion, by this measure"
+        text, said = f"{mcd - src:+.2f} dB", vd.HOLDS if mcd < src else vd.DOES_NOT_HOLD
+    return {vd.HOLDS: ("below", text, "moved toward the target voice"),
+            vd.DOES_NOT_HOLD: ("NOT below", text, "further from the target voice than no conversion"),
+            vd.NOT_TOLD_APART: ("not told apart from", text,
+                                "neither nearer nor further than no conversion, by this measure")}[said]
 
 
 def mcd_against_source(inv: dict) -> str:
